@@ -1,0 +1,83 @@
+// OpenDAT trace facility: levelled, timestamped trace lines for the front end (domain "DAT")
+// and for providers (domain "DAPL").
+//
+// Levels are 0..10: 0 off, 1 errors, 3 normal, 7 detail, 10 everything (data dumps).
+// A disabled trace point costs one relaxed atomic load: OPENDAT_TRACE tests the level
+// before it evaluates any argument.
+#pragma once
+
+#include <atomic>
+#include <cstdarg>
+
+namespace opendat::trace {
+
+enum Level : int {
+    kOff = 0,
+    kError = 1,
+    kWarn = 2,
+    kNormal = 3,
+    kInfo = 5,
+    kDetail = 7,
+    kDebug = 9,
+    kData = 10,
+};
+
+constexpr int kMinLevel = 0;
+constexpr int kMaxLevel = 10;
+
+// Names of the environment variables that configure one domain.
+struct DomainSpec {
+    const char *who;               // "DAT" or "DAPL": first word of every line
+    const char *level_env;         // DAT_TRACE_LEVEL / DAPL_TRACE_LEVEL (0..10)
+    const char *dest_env;          // DAT_TRACE_DEST / DAPL_TRACE_DEST (stderr|stdout|syslog|file path)
+    const char *legacy_type_env;   // DAT_DBG_TYPE / DAPL_DBG_TYPE (reference bit mask)
+    const char *legacy_dest_env;   // DAT_DBG_DEST / DAPL_DBG_DEST (1 stdout, 2 syslog, 3 both)
+    int default_level;
+};
+
+class Domain {
+public:
+    explicit constexpr Domain(const DomainSpec &spec) : spec_(spec), level_(spec.default_level) {}
+    Domain(const Domain &) = delete;
+    Domain &operator=(const Domain &) = delete;
+
+    bool enabled(int level) const noexcept {
+        return level <= level_.load(std::memory_order_relaxed);
+    }
+    int level() const noexcept { return level_.load(std::memory_order_relaxed); }
+    // Clamps to 0..10 and returns the level now in force.
+    int set_level(int level) noexcept;
+
+    // Reads the domain's environment variables (level and destination). Called once when
+    // the module loads; tests call it again after changing the environment.
+    void configure_from_environment() noexcept;
+
+    const DomainSpec &spec() const noexcept { return spec_; }
+
+    // Writes one line: "<who> <ERR|WRN|EVT> <UTC time> pid=<pid> tid=<tid> <where>: <message>".
+    void emit(int level, const char *where, const char *fmt, ...) noexcept
+        __attribute__((format(printf, 4, 5)));
+    void vemit(int level, const char *where, const char *fmt, va_list ap) noexcept;
+
+private:
+    DomainSpec spec_;
+    std::atomic<int> level_;
+};
+
+// The front end and registry trace through dat_domain(); providers through dapl_domain().
+extern constinit Domain g_dat_domain;
+extern constinit Domain g_dapl_domain;
+inline Domain &dat_domain() noexcept { return g_dat_domain; }
+inline Domain &dapl_domain() noexcept { return g_dapl_domain; }
+
+}  // namespace opendat::trace
+
+#define OPENDAT_TRACE(domain, lvl, where, ...)                    \
+    do {                                                          \
+        if ((domain).enabled(lvl)) (domain).emit((lvl), (where), __VA_ARGS__); \
+    } while (0)
+
+// Front end / registry: DAT_TRC(opendat::trace::kError, "registry", "bad line %d", n)
+#define DAT_TRC(lvl, where, ...) OPENDAT_TRACE(::opendat::trace::g_dat_domain, lvl, where, __VA_ARGS__)
+// Providers
+#define DAPL_TRC(lvl, where, ...) OPENDAT_TRACE(::opendat::trace::g_dapl_domain, lvl, where, __VA_ARGS__)
