@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <cstddef>
+
 namespace opendat::registry {
 
 // Why one candidate library of a static entry could not be used.
@@ -27,6 +29,8 @@ struct ConfigDiagnostic {
     std::string field;    // "ia_name", "api_version", "thread_safety", "default",
                           // "library", "provider_version", "ia_params", "platform_params", ...
     std::string message;
+    // Warnings (e.g. an unknown YAML key) do not cause the entry to be skipped.
+    bool warning = false;
 };
 
 // One parsed entry (every field of the classic 8-field record, plus YAML-only settings).
@@ -47,6 +51,10 @@ struct ConfigEntry {
     std::vector<std::pair<std::string, std::string>> settings;  // YAML: provider parameters
     std::string file;            // where the entry came from
     int line = 0;
+    // Only 'u' + default entries enter the static registry; 'k' and nondefault entries are
+    // parsed, kept here for datinfo, and never loaded. Set by the registry when it reads them.
+    bool loadable = true;
+    std::string not_loaded_reason;  // "kernel-level (k) entry", "nondefault entry"
 };
 
 // What the registry read, from where, and why that file.
@@ -79,7 +87,13 @@ public:
 
     // Releases one reference taken by open_provider(); when the last goes, calls
     // dat_provider_fini and dlcloses the library. DAT_PROVIDER_NOT_FOUND|NAME_NOT_REGISTERED
-    // if `key` is not open.
+    // if `key` is not open. (A provider registered without a static entry — e.g. by hand —
+    // is closed with DAT_SUCCESS: only its dynamic reference is dropped.)
+    //
+    // Threading (see registry.cpp): loads and unloads are serialised process-wide, and no
+    // registry lock is held while provider code runs, so dat_provider_init/fini may call
+    // add_provider/remove_provider, and may open/close *other* IA names; an init/fini that
+    // opens its own IA name gets DAT_PROVIDER_NOT_FOUND instead of a deadlock.
     DAT_RETURN close_provider(const DAT_PROVIDER_INFO &key) noexcept;
 
     // The dynamic registry, with the reference semantics (see docs/dat-abi.md §5.2).
@@ -91,6 +105,14 @@ public:
     // Diagnostics for datinfo, traces and error messages.
     ConfigSnapshot snapshot() const;
     std::vector<LoadFailure> last_failures(const std::string &ia_name) const;
+
+    struct Impl;  // registry.cpp
+
+private:
+    Registry() noexcept;
+    Registry(const Registry &) = delete;
+    Registry &operator=(const Registry &) = delete;
+    Impl *impl_;  // never freed: providers may call in from their destructors at process exit
 };
 
 }  // namespace opendat::registry

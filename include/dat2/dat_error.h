@@ -1,0 +1,206 @@
+/*
+ * OpenDAT — the DAT_RETURN status code: class, type and subtype fields.
+ *
+ * Independent implementation of the DAT 2.0 API.
+ *
+ * A DAT_RETURN packs three fields into 32 bits:
+ *   bits 31..30  class   (error, warning or success)
+ *   bits 29..16  type    (DAT_RETURN_TYPE, e.g. DAT_INVALID_HANDLE)
+ *   bits 15..0   subtype (DAT_RETURN_SUBTYPE, e.g. DAT_INVALID_HANDLE_EP)
+ * The type enumerators below do not carry the class bits; providers OR in
+ * DAT_CLASS_ERROR themselves when they report a failure.
+ */
+#ifndef OPENDAT_DAT_ERROR_H
+#define OPENDAT_DAT_ERROR_H
+
+#include <dat2/dat_platform_specific.h> /* DAT_UINT32 */
+
+/* Class field values. */
+#define DAT_CLASS_ERROR 0x80000000
+#define DAT_CLASS_WARNING 0x40000000
+#define DAT_CLASS_SUCCESS 0x00000000
+
+/* Field masks. */
+#define DAT_TYPE_MASK 0x3fff0000
+#define DAT_SUBTYPE_MASK 0x0000FFFF
+
+/* Field extraction; use these rather than comparing whole codes. */
+#define DAT_IS_WARNING(status) ((DAT_UINT32)(status) & DAT_CLASS_WARNING)
+#define DAT_GET_TYPE(status) ((DAT_UINT32)(status) & DAT_TYPE_MASK)
+#define DAT_GET_SUBTYPE(status) ((DAT_UINT32)(status) & DAT_SUBTYPE_MASK)
+
+/* Type field: what kind of failure (already shifted into bits 29..16). */
+typedef enum dat_return_type {
+    DAT_SUCCESS = 0x00000000,
+    DAT_ABORT = 0x00010000,                   /* object torn down under the call */
+    DAT_CONN_QUAL_IN_USE = 0x00020000,
+    DAT_INSUFFICIENT_RESOURCES = 0x00030000,
+    DAT_INTERNAL_ERROR = 0x00040000,
+    DAT_INVALID_HANDLE = 0x00050000,
+    DAT_INVALID_PARAMETER = 0x00060000,
+    DAT_INVALID_STATE = 0x00070000,
+    DAT_LENGTH_ERROR = 0x00080000,
+    DAT_MODEL_NOT_SUPPORTED = 0x00090000,
+    DAT_PROVIDER_NOT_FOUND = 0x000A0000,      /* no registry entry for the IA name */
+    DAT_PRIVILEGES_VIOLATION = 0x000B0000,
+    DAT_PROTECTION_VIOLATION = 0x000C0000,
+    DAT_QUEUE_EMPTY = 0x000D0000,             /* nothing to dequeue */
+    DAT_QUEUE_FULL = 0x000E0000,
+    DAT_TIMEOUT_EXPIRED = 0x000F0000,         /* a wait ran out of time */
+    DAT_PROVIDER_ALREADY_REGISTERED = 0x00100000,
+    DAT_PROVIDER_IN_USE = 0x00110000,
+    DAT_INVALID_ADDRESS = 0x00120000,
+    DAT_INTERRUPTED_CALL = 0x00130000,        /* a wait was broken by a signal */
+    DAT_CONN_QUAL_UNAVAILABLE = 0x00140000,
+    DAT_RESERVED_LMR = 0x00150000,            /* kernel API only */
+    DAT_PORT_IN_USE = 0x00160000,
+    DAT_COMM_NOT_SUPPORTED = 0x00170000,
+#ifdef DAT_EXTENSIONS
+    /* Types from here up to DAT_NOT_IMPLEMENTED belong to extensions. */
+    DAT_EXTENSION_BASE = 0x10000000,
+#endif
+    DAT_NOT_IMPLEMENTED = 0x3FFF0000
+} DAT_RETURN_TYPE;
+
+/* The value every DAT function returns. */
+typedef DAT_UINT32 DAT_RETURN;
+
+/* Older spelling of DAT_PROVIDER_NOT_FOUND. */
+#define DAT_NAME_NOT_FOUND DAT_PROVIDER_NOT_FOUND
+
+/* Subtype field: refines the type; values run consecutively from 0. */
+typedef enum dat_return_subtype {
+    DAT_NO_SUBTYPE,
+
+    /* Refines DAT_ABORT. */
+    DAT_SUB_INTERRUPTED,
+
+    /* Refine DAT_INSUFFICIENT_RESOURCES: which resource ran out. */
+    DAT_RESOURCE_MEMORY,
+    DAT_RESOURCE_DEVICE,
+    DAT_RESOURCE_TEP,                 /* transport endpoint (queue pair) */
+    DAT_RESOURCE_TEVD,                /* transport event queue (completion queue) */
+    DAT_RESOURCE_PROTECTION_DOMAIN,
+    DAT_RESOURCE_MEMORY_REGION,
+    DAT_RESOURCE_ERROR_HANDLER,
+    DAT_RESOURCE_CREDITS,
+    DAT_RESOURCE_SRQ,
+
+    /* Refine DAT_INVALID_HANDLE: which kind of handle was bad. */
+    DAT_INVALID_HANDLE_IA,
+    DAT_INVALID_HANDLE_EP,
+    DAT_INVALID_HANDLE_LMR,
+    DAT_INVALID_HANDLE_RMR,
+    DAT_INVALID_HANDLE_PZ,
+    DAT_INVALID_HANDLE_PSP,
+    DAT_INVALID_HANDLE_RSP,
+    DAT_INVALID_HANDLE_CR,
+    DAT_INVALID_HANDLE_CNO,
+    DAT_INVALID_HANDLE_EVD_CR,
+    DAT_INVALID_HANDLE_EVD_REQUEST,
+    DAT_INVALID_HANDLE_EVD_RECV,
+    DAT_INVALID_HANDLE_EVD_CONN,
+    DAT_INVALID_HANDLE_EVD_ASYNC,
+    DAT_INVALID_HANDLE_SRQ,
+    DAT_INVALID_HANDLE_CSP,
+    /* ...or which argument position held it. */
+    DAT_INVALID_HANDLE1,
+    DAT_INVALID_HANDLE2,
+    DAT_INVALID_HANDLE3,
+    DAT_INVALID_HANDLE4,
+    DAT_INVALID_HANDLE5,
+    DAT_INVALID_HANDLE6,
+    DAT_INVALID_HANDLE7,
+    DAT_INVALID_HANDLE8,
+    DAT_INVALID_HANDLE9,
+    DAT_INVALID_HANDLE10,
+
+    /* Refine DAT_INVALID_PARAMETER: position of the offending argument. */
+    DAT_INVALID_ARG1,
+    DAT_INVALID_ARG2,
+    DAT_INVALID_ARG3,
+    DAT_INVALID_ARG4,
+    DAT_INVALID_ARG5,
+    DAT_INVALID_ARG6,
+    DAT_INVALID_ARG7,
+    DAT_INVALID_ARG8,
+    DAT_INVALID_ARG9,
+    DAT_INVALID_ARG10,
+
+    /* Refine DAT_INVALID_STATE for endpoints: the state the EP was in. */
+    DAT_INVALID_STATE_EP_UNCONNECTED,
+    DAT_INVALID_STATE_EP_ACTCONNPENDING,
+    DAT_INVALID_STATE_EP_PASSCONNPENDING,
+    DAT_INVALID_STATE_EP_TENTCONNPENDING,
+    DAT_INVALID_STATE_EP_CONNECTED,
+    DAT_INVALID_STATE_EP_DISCONNECTED,
+    DAT_INVALID_STATE_EP_RESERVED,
+    DAT_INVALID_STATE_EP_COMPLPENDING,
+    DAT_INVALID_STATE_EP_DISCPENDING,
+    DAT_INVALID_STATE_EP_PROVIDERCONTROL,
+    DAT_INVALID_STATE_EP_NOTREADY,
+    DAT_INVALID_STATE_EP_RECV_WATERMARK,
+    DAT_INVALID_STATE_EP_PZ,
+    DAT_INVALID_STATE_EP_EVD_REQUEST,
+    DAT_INVALID_STATE_EP_EVD_RECV,
+    DAT_INVALID_STATE_EP_EVD_CONNECT,
+    DAT_INVALID_STATE_EP_UNCONFIGURED,
+    DAT_INVALID_STATE_EP_UNCONFRESERVED,
+    DAT_INVALID_STATE_EP_UNCONFPASSIVE,
+    DAT_INVALID_STATE_EP_UNCONFTENTATIVE,
+
+    /* ...for CNOs. */
+    DAT_INVALID_STATE_CNO_IN_USE,
+    DAT_INVALID_STATE_CNO_DEAD,
+
+    /* ...for EVDs. */
+    DAT_INVALID_STATE_EVD_OPEN,
+    DAT_INVALID_STATE_EVD_ENABLED,
+    DAT_INVALID_STATE_EVD_DISABLED,
+    DAT_INVALID_STATE_EVD_WAITABLE,
+    DAT_INVALID_STATE_EVD_UNWAITABLE,
+    DAT_INVALID_STATE_EVD_IN_USE,
+    DAT_INVALID_STATE_EVD_CONFIG_NOTIFY,
+    DAT_INVALID_STATE_EVD_CONFIG_SOLICITED,
+    DAT_INVALID_STATE_EVD_CONFIG_THRESHOLD,
+    DAT_INVALID_STATE_EVD_WAITER,
+    DAT_INVALID_STATE_EVD_ASYNC,      /* the operation needs an async EVD */
+
+    /* ...for IAs, LMRs and PZs. */
+    DAT_INVALID_STATE_IA_IN_USE,
+    DAT_INVALID_STATE_LMR_IN_USE,
+    DAT_INVALID_STATE_LMR_FREE,
+    DAT_INVALID_STATE_PZ_IN_USE,
+    DAT_INVALID_STATE_PZ_FREE,
+
+    /* ...for SRQs. */
+    DAT_INVALID_STATE_SRQ_OPERATIONAL,
+    DAT_INVALID_STATE_SRQ_ERROR,
+    DAT_INVALID_STATE_SRQ_IN_USE,
+    DAT_INVALID_STATE_SRQ_SHUTDOWN,
+
+    /* Refine DAT_PRIVILEGES_VIOLATION: the access that was refused. */
+    DAT_PRIVILEGES_READ,
+    DAT_PRIVILEGES_WRITE,
+    DAT_PRIVILEGES_RDMA_READ,
+    DAT_PRIVILEGES_RDMA_WRITE,
+
+    /* Refine DAT_PROTECTION_VIOLATION likewise. */
+    DAT_PROTECTION_READ,
+    DAT_PROTECTION_WRITE,
+    DAT_PROTECTION_RDMA_READ,
+    DAT_PROTECTION_RDMA_WRITE,
+
+    /* Refine DAT_INVALID_ADDRESS. */
+    DAT_INVALID_ADDRESS_UNSUPPORTED,  /* well formed, but not usable here */
+    DAT_INVALID_ADDRESS_UNREACHABLE,  /* known to have no route */
+    DAT_INVALID_ADDRESS_MALFORMED,    /* cannot be valid anywhere */
+
+    /* Refine DAT_PROVIDER_NOT_FOUND: which part of the registry key missed. */
+    DAT_NAME_NOT_REGISTERED,
+    DAT_MAJOR_NOT_FOUND,
+    DAT_MINOR_NOT_FOUND,
+    DAT_THREAD_SAFETY_NOT_FOUND
+} DAT_RETURN_SUBTYPE;
+
+#endif /* OPENDAT_DAT_ERROR_H */

@@ -1,0 +1,35 @@
+// Which configuration file libdat2 reads, and why (docs/configuration.md "Lookup order").
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace opendat::registry {
+
+struct LocatorInputs {
+    std::optional<std::string> dat_override;  // DAT_OVERRIDE, if set
+    bool setuid = false;                      // getuid() != geteuid(): DAT_OVERRIDE is ignored
+    std::string module_dir;                   // directory libdat2 (this code) was loaded from
+    std::string build_lib_dir;                // OPENDAT_BUILD_LIB_DIR
+    std::string build_conf;                   // OPENDAT_BUILD_CONF
+    std::string installed_conf;               // OPENDAT_INSTALLED_CONF
+    std::string reference_conf = "/etc/dat.conf";
+    std::function<bool(const std::string &)> readable;  // can this file be opened?
+};
+
+struct LocatorResult {
+    std::string path;    // "" when no candidate exists
+    std::string reason;  // "DAT_OVERRIDE", "build tree", "installed default", "reference default"
+    bool found = false;  // false: `path` (if any) is the candidate that could not be opened
+    std::vector<std::string> notes;  // trace lines explaining the decision
+};
+
+// Pure decision, testable with fake inputs.
+LocatorResult locate_config(const LocatorInputs &in);
+
+// The real inputs: environment, uids, dladdr() of this code, compile definitions.
+LocatorInputs current_locator_inputs();
+
+}  // namespace opendat::registry
