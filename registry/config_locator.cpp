@@ -12,6 +12,9 @@
 #ifndef OPENDAT_BUILD_LIB_DIR
 #define OPENDAT_BUILD_LIB_DIR ""
 #endif
+#ifndef OPENDAT_LIBDIR_TO_CONF
+#define OPENDAT_LIBDIR_TO_CONF ""
+#endif
 #ifndef OPENDAT_INSTALLED_CONF
 #define OPENDAT_INSTALLED_CONF "/etc/dat.conf"
 #endif
@@ -54,6 +57,19 @@ LocatorResult locate_config(const LocatorInputs &in) {
         }
         r.notes.push_back("running from the build tree but " + in.build_conf + " is missing");
     }
+    if (!in.libdir_to_conf.empty() && !in.module_dir.empty() &&
+        !same_dir(in.module_dir, in.build_lib_dir)) {
+        std::error_code ec;
+        auto relocated =
+            std::filesystem::weakly_canonical(std::filesystem::path(in.module_dir) / in.libdir_to_conf, ec)
+                .string();
+        if (!ec && relocated != in.installed_conf && in.readable(relocated)) {
+            r.path = relocated;
+            r.reason = "installed (relocated)";
+            r.found = true;
+            return r;
+        }
+    }
     if (!in.installed_conf.empty() && in.readable(in.installed_conf)) {
         r.path = in.installed_conf;
         r.reason = "installed default";
@@ -87,6 +103,7 @@ LocatorInputs current_locator_inputs() {
     in.build_lib_dir = OPENDAT_BUILD_LIB_DIR;
     in.build_conf = OPENDAT_BUILD_CONF;
     in.installed_conf = OPENDAT_INSTALLED_CONF;
+    in.libdir_to_conf = OPENDAT_LIBDIR_TO_CONF;
     in.readable = [](const std::string &path) { return !path.empty() && access(path.c_str(), R_OK) == 0; };
     return in;
 }

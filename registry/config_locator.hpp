@@ -15,13 +15,18 @@ struct LocatorInputs {
     std::string build_lib_dir;                // OPENDAT_BUILD_LIB_DIR
     std::string build_conf;                   // OPENDAT_BUILD_CONF
     std::string installed_conf;               // OPENDAT_INSTALLED_CONF
+    // OPENDAT_LIBDIR_TO_CONF: the installed dat.conf relative to the installed library
+    // directory (e.g. "../../etc/dat.conf"), so an installation moved or installed with
+    // `cmake --install --prefix` still finds its own dat.conf. Empty: not used.
+    std::string libdir_to_conf;
     std::string reference_conf = "/etc/dat.conf";
     std::function<bool(const std::string &)> readable;  // can this file be opened?
 };
 
 struct LocatorResult {
     std::string path;    // "" when no candidate exists
-    std::string reason;  // "DAT_OVERRIDE", "build tree", "installed default", "reference default"
+    std::string reason;  // "DAT_OVERRIDE", "build tree", "installed (relocated)",
+                         // "installed default", "reference default"
     bool found = false;  // false: `path` (if any) is the candidate that could not be opened
     std::vector<std::string> notes;  // trace lines explaining the decision
 };

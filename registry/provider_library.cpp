@@ -5,6 +5,21 @@
 #include <dlfcn.h>
 
 namespace opendat::registry {
+namespace {
+
+// "<directory of the module holding this code>/opendat/<name>" for a bare name, else "".
+std::string provider_dir_candidate(const std::string &name) {
+    if (name.empty() || name.find('/') != std::string::npos) return {};
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void *>(&provider_dir_candidate), &info) == 0 || !info.dli_fname)
+        return {};
+    std::string self = info.dli_fname;
+    auto slash = self.rfind('/');
+    if (slash == std::string::npos) return {};
+    return self.substr(0, slash) + "/opendat/" + name;
+}
+
+}  // namespace
 
 std::unique_ptr<ProviderLibrary> ProviderLibrary::open(const std::string &path, std::string &error) noexcept {
     try {
@@ -13,7 +28,19 @@ std::unique_ptr<ProviderLibrary> ProviderLibrary::open(const std::string &path, 
         if (!h) {
             const char *msg = dlerror();
             error = msg ? msg : path + ": dlopen failed";
-            return nullptr;
+            // A bare file name the dynamic linker cannot find may be one of our providers:
+            // try the provider directory next to libdat2 (lib/opendat/), so that a
+            // relocated installation works with a dat.conf that names providers by name.
+            std::string fallback = provider_dir_candidate(path);
+            if (fallback.empty()) return nullptr;
+            dlerror();
+            h = dlopen(fallback.c_str(), RTLD_NOW | RTLD_GLOBAL);
+            if (!h) {
+                const char *msg2 = dlerror();
+                error += "; " + (msg2 ? std::string(msg2) : fallback + ": dlopen failed");
+                return nullptr;
+            }
+            DAT_TRC(trace::kDetail, "registry", "%s: found as %s", path.c_str(), fallback.c_str());
         }
         std::unique_ptr<ProviderLibrary> lib(new ProviderLibrary(h, path));
         // The casts from void* to function pointers are what POSIX dlsym requires.

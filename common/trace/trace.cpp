@@ -1,16 +1,41 @@
-// Minimal first implementation; destinations and legacy variables are filled in by the
-// trace work (see trace.hpp for the contract).
+// Domain: run-time level, configuration from the environment and the emit path. The two
+// domain objects themselves are in dat_domain.cpp and dapl_domain.cpp.
+//
+// Emit path (only reached when a trace point is enabled): format into a stack buffer,
+// load the current sink set with one acquire load, one write(2) per destination. No heap,
+// no lock, errno preserved.
 #include "trace/trace.hpp"
 
-#include <cstdio>
-#include <cstdlib>
+#include "trace/environment.hpp"
+#include "trace/line.hpp"
+#include "trace/sink.hpp"
+
+#include <cerrno>
+#include <new>
 
 namespace opendat::trace {
 
-constinit Domain g_dat_domain{DomainSpec{"DAT", "DAT_TRACE_LEVEL", "DAT_TRACE_DEST", "DAT_DBG_TYPE",
-                                         "DAT_DBG_DEST", kError}};
-constinit Domain g_dapl_domain{DomainSpec{"DAPL", "DAPL_TRACE_LEVEL", "DAPL_TRACE_DEST",
-                                          "DAPL_DBG_TYPE", "DAPL_DBG_DEST", kError}};
+namespace {
+
+void emit_to(const detail::SinkSet &sinks, const char *who, int level, const char *where,
+             const char *fmt, va_list ap) noexcept {
+    const int saved = errno;
+    char line[detail::kLineMax];
+    const std::size_t len = detail::format_line(line, sizeof line, who, level, where, saved, fmt, ap);
+    detail::write_line(sinks, level, line, len);
+    errno = saved;
+}
+
+void emit_warning(const detail::SinkSet &sinks, const char *who, const char *fmt, ...) noexcept
+    __attribute__((format(printf, 3, 4)));
+void emit_warning(const detail::SinkSet &sinks, const char *who, const char *fmt, ...) noexcept {
+    va_list ap;
+    va_start(ap, fmt);
+    emit_to(sinks, who, kWarn, "trace", fmt, ap);
+    va_end(ap);
+}
+
+}  // namespace
 
 int Domain::set_level(int level) noexcept {
     if (level < kMinLevel) level = kMinLevel;
@@ -19,8 +44,55 @@ int Domain::set_level(int level) noexcept {
     return level;
 }
 
+const detail::SinkSet &Domain::sinks() const noexcept {
+    // Acquire pairs with the release in configure_from_environment(): the set's contents
+    // (descriptors, paths) are visible before its address is.
+    const detail::SinkSet *s = sinks_.load(std::memory_order_acquire);
+    return s ? *s : detail::default_sinks();
+}
+
+unsigned Domain::destinations() const noexcept { return sinks().dests; }
+
+const char *Domain::file_path(int index) const noexcept {
+    const detail::SinkSet &s = sinks();
+    return index >= 0 && index < s.nfiles ? s.paths[index] : nullptr;
+}
+
 void Domain::configure_from_environment() noexcept {
-    if (const char *v = std::getenv(spec_.level_env)) set_level(std::atoi(v));
+    const int saved = errno;
+    detail::Warnings warnings;
+    const int level = detail::resolve_level(spec_, warnings);
+
+    // Unchanged environment (e.g. libdat2's own constructor configuring again after ours):
+    // keep the destinations, re-apply the level, and do not repeat the warnings.
+    const detail::SinkSet *current = sinks_.load(std::memory_order_acquire);
+    if (current && detail::same_environment(spec_, *current)) {
+        set_level(level);
+        errno = saved;
+        return;
+    }
+
+    if (auto *set = new (std::nothrow) detail::SinkSet) {
+        detail::record_environment(spec_, *set);
+        detail::resolve_dests(spec_, *set, warnings);
+        detail::open_sinks(*set, warnings);
+        // Superseded sets are never freed: an emitter may still be writing through one. Each
+        // set links its predecessor so that they all stay reachable (no leak reports) until
+        // exit. The CAS only fills `previous` before the set is published.
+        set->previous = sinks_.load(std::memory_order_relaxed);
+        while (!sinks_.compare_exchange_weak(set->previous, set, std::memory_order_release,
+                                             std::memory_order_relaxed)) {
+        }
+    } else {
+        warnings.add("out of memory while configuring trace destinations; keeping the previous ones");
+    }
+    set_level(level);
+
+    // Configuration problems are reported even when only errors are traced (the user asked
+    // for something and did not get it), but not when the domain is switched off.
+    if (level > kOff)
+        for (int i = 0; i < warnings.count; ++i) emit_warning(sinks(), spec_.who, "%s", warnings.text[i]);
+    errno = saved;
 }
 
 void Domain::emit(int level, const char *where, const char *fmt, ...) noexcept {
@@ -31,16 +103,7 @@ void Domain::emit(int level, const char *where, const char *fmt, ...) noexcept {
 }
 
 void Domain::vemit(int level, const char *where, const char *fmt, va_list ap) noexcept {
-    std::fprintf(stderr, "%s %s %s: ", spec_.who, level <= kError ? "ERR" : "EVT", where);
-    std::vfprintf(stderr, fmt, ap);
-    std::fputc('\n', stderr);
+    emit_to(sinks(), spec_.who, level, where, fmt, ap);
 }
-
-namespace {
-__attribute__((constructor)) void configure_domains() {
-    g_dat_domain.configure_from_environment();
-    g_dapl_domain.configure_from_environment();
-}
-}  // namespace
 
 }  // namespace opendat::trace

@@ -4,12 +4,32 @@
 // Levels are 0..10: 0 off, 1 errors, 3 normal, 7 detail, 10 everything (data dumps).
 // A disabled trace point costs one relaxed atomic load: OPENDAT_TRACE tests the level
 // before it evaluates any argument.
+//
+// Configuration (read at load, see environment.cpp): <WHO>_TRACE_LEVEL, <WHO>_TRACE_DEST and
+// the reference's <WHO>_DBG_TYPE / <WHO>_DBG_DEST, with WHO = DAT or DAPL.
+// Line format (line.cpp), one write(2) per line:
+//   DAT ERR 2026-11-21T14:20:01.123456Z pid=1234 tid=1235 registry: message
 #pragma once
 
 #include <atomic>
 #include <cstdarg>
 
 namespace opendat::trace {
+
+namespace detail {
+struct SinkSet;  // sink.hpp: an immutable set of destinations
+}
+
+// The "one relaxed load" promise only holds if the level is a lock-free atomic.
+static_assert(std::atomic<int>::is_always_lock_free, "trace level must be a lock-free atomic");
+
+// Destinations a domain writes to (Domain::destinations() returns a bit set of these).
+enum Destination : unsigned {
+    kDestStderr = 1u << 0,
+    kDestStdout = 1u << 1,
+    kDestSyslog = 1u << 2,
+    kDestFile = 1u << 3,
+};
 
 enum Level : int {
     kOff = 0,
@@ -37,7 +57,8 @@ struct DomainSpec {
 
 class Domain {
 public:
-    explicit constexpr Domain(const DomainSpec &spec) : spec_(spec), level_(spec.default_level) {}
+    explicit constexpr Domain(const DomainSpec &spec)
+        : spec_(spec), level_(spec.default_level), sinks_(nullptr) {}
     Domain(const Domain &) = delete;
     Domain &operator=(const Domain &) = delete;
 
@@ -49,8 +70,20 @@ public:
     int set_level(int level) noexcept;
 
     // Reads the domain's environment variables (level and destination). Called once when
-    // the module loads; tests call it again after changing the environment.
+    // the module loads; tests call it again after changing the environment. The result
+    // depends only on the environment: unset variables give the defaults (level
+    // spec.default_level, destination stderr), and a level set with set_level() is
+    // replaced. With the four variables unchanged since the last call, only the level is
+    // re-applied: files are not reopened and warnings are not repeated. Safe against
+    // concurrent emit(): new destinations are published atomically and the old ones stay
+    // valid until exit. Not safe against a concurrent setenv() (getenv is not).
     void configure_from_environment() noexcept;
+
+    // Bit set of Destination values now in force.
+    unsigned destinations() const noexcept;
+    // Path (after %p/%h expansion) of the index-th file destination now in force, or
+    // nullptr. The string stays valid until exit.
+    const char *file_path(int index = 0) const noexcept;
 
     const DomainSpec &spec() const noexcept { return spec_; }
 
@@ -60,8 +93,13 @@ public:
     void vemit(int level, const char *where, const char *fmt, va_list ap) noexcept;
 
 private:
+    const detail::SinkSet &sinks() const noexcept;
+
     DomainSpec spec_;
     std::atomic<int> level_;
+    // nullptr until configured: stderr. Sets are never freed (each links its predecessor),
+    // so an emitter that loaded an old pointer can finish its write safely.
+    std::atomic<const detail::SinkSet *> sinks_;
 };
 
 // The front end and registry trace through dat_domain(); providers through dapl_domain().

@@ -16,7 +16,7 @@ test -f "$conf" || { echo "FAIL: dat.conf not installed"; exit 1; }
 test -f "$libdir/pkgconfig/dat2.pc" || { echo "FAIL: dat2.pc not installed"; exit 1; }
 readelf -d "$libdir/libdat2.so.2" | grep -q 'SONAME.*\[libdat2.so.2\]' || { echo "FAIL: SONAME"; exit 1; }
 # Every provider the installed dat.conf names must exist where it says.
-grep -v '^#' "$conf" | awk 'NF {print $5}' | while read -r lib; do
+awk '!/^#/ && NF {print $5}' "$conf" | while read -r lib; do
   test -f "$lib" || { echo "FAIL: dat.conf names missing $lib"; exit 1; }
 done
 
@@ -31,8 +31,12 @@ for exe in "$scratch/cmake-build/consumer_cmake" "$scratch/consumer_pc"; do
   out=$(LD_LIBRARY_PATH="$libdir" DAT_OVERRIDE="$conf" "$exe")
   echo "$out"
   echo "$out" | grep -q '^list_providers: DAT_SUCCESS' || { echo "FAIL: $exe"; exit 1; }
-  expected=$(grep -v '^#' "$conf" | awk 'NF && $2 ~ /^u/ && $4 ~ /^default/' | wc -l)
+  expected=$(awk '!/^#/ && NF && $2 ~ /^u/ && $4 ~ /^default/' "$conf" | wc -l)
   got=$(echo "$out" | grep -c '^entry ' || true)
   [ "$got" -eq "$expected" ] || { echo "FAIL: $exe listed $got entries, dat.conf has $expected"; exit 1; }
 done
+# Without DAT_OVERRIDE the relocated installation must find its own dat.conf.
+trace=$(LD_LIBRARY_PATH="$libdir" DAT_TRACE_LEVEL=3 "$scratch/consumer_pc" 2>&1 >/dev/null)
+echo "$trace" | grep -q "using config file $conf (installed (relocated))" ||
+  { echo "FAIL: the installed libdat2 did not choose $conf:"; echo "$trace"; exit 1; }
 echo "install test passed"

@@ -92,3 +92,30 @@ TEST(ConfigLocator, RealInputsDescribeThisProcess) {
     EXPECT_FALSE(in.installed_conf.empty());
     EXPECT_TRUE(static_cast<bool>(in.readable));
 }
+
+// An installation moved elsewhere (or installed with cmake --install --prefix) finds the
+// dat.conf that sits at the same relative place next to its libdat2.
+TEST(ConfigLocator, RelocatedInstallFindsItsOwnConf) {
+    auto in = inputs({"/opt/x/etc/dat.conf", "/usr/local/etc/dat.conf"});
+    in.module_dir = "/opt/x/lib/x86_64-linux-gnu";
+    in.libdir_to_conf = "../../etc/dat.conf";
+    auto r = locate_config(in);
+    EXPECT_TRUE(r.found);
+    EXPECT_EQ(r.path, "/opt/x/etc/dat.conf");
+    EXPECT_EQ(r.reason, "installed (relocated)");
+
+    // Not there: the configured installed path is next.
+    in.module_dir = "/elsewhere/lib/x86_64-linux-gnu";
+    r = locate_config(in);
+    EXPECT_EQ(r.path, "/usr/local/etc/dat.conf");
+    EXPECT_EQ(r.reason, "installed default");
+}
+
+// The build tree wins over the relocation rule: its lib/ is not an installation.
+TEST(ConfigLocator, RelocationDoesNotApplyToTheBuildTree) {
+    auto in = inputs({"/src/build/conf/dat.conf", "/src/etc/dat.conf"});
+    in.module_dir = "/src/build/lib";
+    in.libdir_to_conf = "../../etc/dat.conf";
+    auto r = locate_config(in);
+    EXPECT_EQ(r.reason, "build tree");
+}

@@ -1,0 +1,19 @@
+// The DAPL domain (providers) and the module constructor that configures it.
+//
+// Each domain lives in its own object file of the static library, so a module links, and
+// configures at load, exactly the domains it traces in: libdat2 gets DAT, a provider DAPL,
+// a program using both gets both. A module therefore never reports problems with the
+// other domain's variables.
+#include "trace/trace.hpp"
+
+namespace opendat::trace {
+
+constinit Domain g_dapl_domain{DomainSpec{"DAPL", "DAPL_TRACE_LEVEL", "DAPL_TRACE_DEST", "DAPL_DBG_TYPE",
+                                         "DAPL_DBG_DEST", kError}};
+
+namespace {
+// Runs when the module is loaded, before any of its code can trace.
+__attribute__((constructor)) void configure_dapl_domain() noexcept { g_dapl_domain.configure_from_environment(); }
+}  // namespace
+
+}  // namespace opendat::trace
