@@ -13,7 +13,8 @@ DAT_RETURN dat_cno_create(DAT_IA_HANDLE ia, DAT_OS_WAIT_PROXY_AGENT agent, DAT_C
     return forward_ia<&DAT_PROVIDER::cno_create_func>("dat_cno_create", ia, agent, cno);
 }
 DAT_RETURN dat_cno_modify_agent(DAT_CNO_HANDLE cno, DAT_OS_WAIT_PROXY_AGENT agent) {
-    return forward<&DAT_PROVIDER::cno_modify_agent_func, kBadCno>("dat_cno_modify_agent", cno, agent);
+    return forward<&DAT_PROVIDER::cno_modify_agent_func, kBadCno>("dat_cno_modify_agent", cno,
+                                                                  agent);
 }
 DAT_RETURN dat_cno_query(DAT_CNO_HANDLE cno, DAT_CNO_PARAM_MASK mask, DAT_CNO_PARAM *param) {
     return forward<&DAT_PROVIDER::cno_query_func, kBadCno>("dat_cno_query", cno, mask, param);

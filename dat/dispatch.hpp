@@ -29,12 +29,14 @@ inline const DAT_PROVIDER *provider_of(const void *handle) noexcept {
 }
 
 // Out of line and cold: the trace for an empty slot (level 3, names function and provider).
-[[gnu::cold]] DAT_RETURN not_implemented(const char *function, const DAT_PROVIDER *provider) noexcept;
+[[gnu::cold]] DAT_RETURN not_implemented(const char *function,
+                                         const DAT_PROVIDER *provider) noexcept;
 
 // The traced variant of call(): kept out of line so that the untraced path stays a test
 // and a tail jump (no register saves for a call that almost never happens).
 template <typename Fn, typename Handle, typename... Args>
-[[gnu::noinline, gnu::cold]] DAT_RETURN traced_call(const char *function, Fn fn, Handle handle, Args... args) noexcept {
+[[gnu::noinline, gnu::cold]] DAT_RETURN traced_call(const char *function, Fn fn, Handle handle,
+                                                    Args... args) noexcept {
     DAT_TRC(trace::kDetail, "api", "%s(%p)", function, static_cast<const void *>(handle));
     const DAT_RETURN r = fn(handle, args...);
     DAT_TRC(trace::kDetail, "api", "%s -> 0x%x", function, r);
@@ -43,7 +45,8 @@ template <typename Fn, typename Handle, typename... Args>
 
 // Calls provider->*Slot(handle, args...). Handle must already be checked for NULL.
 template <auto Slot, typename Handle, typename... Args>
-[[gnu::always_inline]] inline DAT_RETURN call(const char *function, Handle handle, Args... args) noexcept {
+[[gnu::always_inline]] inline DAT_RETURN call(const char *function, Handle handle,
+                                              Args... args) noexcept {
     const DAT_PROVIDER *provider = provider_of(handle);
     auto fn = provider->*Slot;
     if (__builtin_expect(fn == nullptr, 0)) return not_implemented(function, provider);
@@ -54,7 +57,8 @@ template <auto Slot, typename Handle, typename... Args>
 
 // Pattern A (§3.3): NULL handle -> `null_code`, else dispatch.
 template <auto Slot, DAT_RETURN NullCode, typename Handle, typename... Args>
-[[gnu::always_inline]] inline DAT_RETURN forward(const char *function, Handle handle, Args... args) noexcept {
+[[gnu::always_inline]] inline DAT_RETURN forward(const char *function, Handle handle,
+                                                 Args... args) noexcept {
     if (__builtin_expect(handle == nullptr, 0)) return NullCode;
     return call<Slot>(function, handle, args...);
 }

@@ -26,9 +26,10 @@ DAT_RETURN dat_evd_enable(DAT_EVD_HANDLE evd) {
 DAT_RETURN dat_evd_disable(DAT_EVD_HANDLE evd) {
     return forward<&DAT_PROVIDER::evd_disable_func, kBadEvd>("dat_evd_disable", evd);
 }
-DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd, DAT_TIMEOUT timeout, DAT_COUNT threshold, DAT_EVENT *event,
-                        DAT_COUNT *nmore) {
-    return forward<&DAT_PROVIDER::evd_wait_func, kBadEvd>("dat_evd_wait", evd, timeout, threshold, event, nmore);
+DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd, DAT_TIMEOUT timeout, DAT_COUNT threshold,
+                        DAT_EVENT *event, DAT_COUNT *nmore) {
+    return forward<&DAT_PROVIDER::evd_wait_func, kBadEvd>("dat_evd_wait", evd, timeout, threshold,
+                                                          event, nmore);
 }
 DAT_RETURN dat_evd_resize(DAT_EVD_HANDLE evd, DAT_COUNT qlen) {
     return forward<&DAT_PROVIDER::evd_resize_func, kBadEvd>("dat_evd_resize", evd, qlen);
@@ -46,7 +47,8 @@ DAT_RETURN dat_evd_set_unwaitable(DAT_EVD_HANDLE evd) {
     return forward<&DAT_PROVIDER::evd_set_unwaitable_func, kBadEvd>("dat_evd_set_unwaitable", evd);
 }
 DAT_RETURN dat_evd_clear_unwaitable(DAT_EVD_HANDLE evd) {
-    return forward<&DAT_PROVIDER::evd_clear_unwaitable_func, kBadEvd>("dat_evd_clear_unwaitable", evd);
+    return forward<&DAT_PROVIDER::evd_clear_unwaitable_func, kBadEvd>("dat_evd_clear_unwaitable",
+                                                                      evd);
 }
 
 }  // extern "C"

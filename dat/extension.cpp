@@ -15,7 +15,8 @@ namespace opendat::dat {
 namespace {
 
 constexpr DAT_RETURN kBadHandle1 = error(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);  // 0x8005001B
-constexpr DAT_RETURN kNullOpenName = error(DAT_INVALID_HANDLE, DAT_INVALID_ARG3);   // 0x80050027 (sic)
+constexpr DAT_RETURN kNullOpenName =
+    error(DAT_INVALID_HANDLE, DAT_INVALID_ARG3);  // 0x80050027 (sic)
 
 // The open/close paths use the library's own compiled version, not caller data.
 DAT_PROVIDER_INFO extension_key(const char *name) noexcept {
@@ -51,7 +52,8 @@ DAT_RETURN open_path(DAT_EXTENDED_OP op, va_list args) noexcept {
 DAT_RETURN close_path(DAT_HANDLE handle, DAT_EXTENDED_OP op, va_list args) noexcept {
     if (handle == nullptr) return kInvalidIa;
     const DAT_PROVIDER *provider = provider_of(handle);
-    if (provider->handle_extendedop_func == nullptr) return not_implemented("dat_extension_op(close)", provider);
+    if (provider->handle_extendedop_func == nullptr)
+        return not_implemented("dat_extension_op(close)", provider);
     const DAT_PROVIDER_INFO key = extension_key(provider->device_name);
     const DAT_RETURN r = provider->handle_extendedop_func(handle, op, args);
     if (r == DAT_SUCCESS) Registry::instance().close_provider(key);

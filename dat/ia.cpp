@@ -14,7 +14,8 @@ using opendat::registry::Registry;
 namespace opendat::dat {
 namespace {
 
-DAT_PROVIDER_INFO make_key(const char *name, DAT_UINT32 major, DAT_UINT32 minor, DAT_BOOLEAN thread_safe) noexcept {
+DAT_PROVIDER_INFO make_key(const char *name, DAT_UINT32 major, DAT_UINT32 minor,
+                           DAT_BOOLEAN thread_safe) noexcept {
     DAT_PROVIDER_INFO key{};
     if (name != nullptr) std::strncpy(key.ia_name, name, DAT_NAME_MAX_LENGTH - 1);
     key.dapl_version_major = major;
@@ -94,8 +95,8 @@ DAT_RETURN ia_openv(const char *name, DAT_COUNT qlen, DAT_EVD_HANDLE *async_evd,
     }
     *ia = reinterpret_cast<DAT_IA_HANDLE>(index);
     learn_from_new_ia(index, raw);
-    DAT_TRC(trace::kInfo, "api", "dat_ia_openv(%s) -> IA %zu (raw %p)", name, static_cast<std::size_t>(index),
-            static_cast<void *>(raw));
+    DAT_TRC(trace::kInfo, "api", "dat_ia_openv(%s) -> IA %zu (raw %p)", name,
+            static_cast<std::size_t>(index), static_cast<void *>(raw));
     return DAT_SUCCESS;
 }
 
@@ -104,8 +105,9 @@ DAT_RETURN ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags) noexcept {
     auto raw = static_cast<DAT_IA_HANDLE>(raw_ia(ia));
     if (raw == nullptr) return kInvalidIa;
     const DAT_PROVIDER *provider = provider_of(raw);
-    DAT_TRC(trace::kInfo, "api", "dat_ia_close(IA %zu, %s, flags %d)", static_cast<std::size_t>(index),
-            provider->device_name ? provider->device_name : "?", static_cast<int>(flags));
+    DAT_TRC(trace::kInfo, "api", "dat_ia_close(IA %zu, %s, flags %d)",
+            static_cast<std::size_t>(index), provider->device_name ? provider->device_name : "?",
+            static_cast<int>(flags));
 
     if (provider->ia_query_func == nullptr) return not_implemented("dat_ia_close", provider);
     DAT_PROVIDER_ATTR attr{};
@@ -113,8 +115,8 @@ DAT_RETURN ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags) noexcept {
     if (r != DAT_SUCCESS) return r;
 
     // The key must be taken before the provider may go away.
-    const DAT_PROVIDER_INFO key =
-        make_key(provider->device_name, attr.dapl_version_major, attr.dapl_version_minor, attr.is_thread_safe);
+    const DAT_PROVIDER_INFO key = make_key(provider->device_name, attr.dapl_version_major,
+                                           attr.dapl_version_minor, attr.is_thread_safe);
 
     if (provider->ia_close_func == nullptr) return not_implemented("dat_ia_close", provider);
     r = provider->ia_close_func(raw, flags);
@@ -124,8 +126,8 @@ DAT_RETURN ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags) noexcept {
     IaTable::instance().release(index);
     r = Registry::instance().close_provider(key);
     if (r != DAT_SUCCESS)
-        DAT_TRC(trace::kNormal, "api", "dat_ia_close: registry key %s %u.%u %d not open: 0x%x", key.ia_name,
-                key.dapl_version_major, key.dapl_version_minor, key.is_thread_safe, r);
+        DAT_TRC(trace::kNormal, "api", "dat_ia_close: registry key %s %u.%u %d not open: 0x%x",
+                key.ia_name, key.dapl_version_major, key.dapl_version_minor, key.is_thread_safe, r);
     return r;
 }
 
@@ -136,17 +138,21 @@ using namespace opendat::dat;
 
 extern "C" {
 
-DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name, DAT_COUNT qlen, DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia,
-                        DAT_UINT32 major, DAT_UINT32 minor, DAT_BOOLEAN thread_safe) {
+DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name, DAT_COUNT qlen, DAT_EVD_HANDLE *async_evd,
+                        DAT_IA_HANDLE *ia, DAT_UINT32 major, DAT_UINT32 minor,
+                        DAT_BOOLEAN thread_safe) {
     return ia_openv(name, qlen, async_evd, ia, major, minor, thread_safe);
 }
 
-DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags) { return ia_close(ia, flags); }
+DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags) {
+    return ia_close(ia, flags);
+}
 
-DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR_MASK ia_mask, DAT_IA_ATTR *ia_attr,
-                        DAT_PROVIDER_ATTR_MASK provider_mask, DAT_PROVIDER_ATTR *provider_attr) {
-    return forward_ia<&DAT_PROVIDER::ia_query_func>("dat_ia_query", ia, async_evd, ia_mask, ia_attr, provider_mask,
-                                                    provider_attr);
+DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR_MASK ia_mask,
+                        DAT_IA_ATTR *ia_attr, DAT_PROVIDER_ATTR_MASK provider_mask,
+                        DAT_PROVIDER_ATTR *provider_attr) {
+    return forward_ia<&DAT_PROVIDER::ia_query_func>("dat_ia_query", ia, async_evd, ia_mask, ia_attr,
+                                                    provider_mask, provider_attr);
 }
 
 // Exported for providers (not in any header). Reference semantics, including the reverse
@@ -171,19 +177,22 @@ DAT_RETURN dats_get_ia_handle(DAT_IA_HANDLE handle, DAT_IA_HANDLE *out) {
 DAT_RETURN dat_set_consumer_context(DAT_HANDLE handle, DAT_CONTEXT context) {
     constexpr DAT_RETURN kNull = error(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);
     if (handle == nullptr) return kNull;
-    return call<&DAT_PROVIDER::set_consumer_context_func>("dat_set_consumer_context", generic_handle(handle), context);
+    return call<&DAT_PROVIDER::set_consumer_context_func>("dat_set_consumer_context",
+                                                          generic_handle(handle), context);
 }
 
 DAT_RETURN dat_get_consumer_context(DAT_HANDLE handle, DAT_CONTEXT *context) {
     constexpr DAT_RETURN kNull = error(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);
     if (handle == nullptr) return kNull;
-    return call<&DAT_PROVIDER::get_consumer_context_func>("dat_get_consumer_context", generic_handle(handle), context);
+    return call<&DAT_PROVIDER::get_consumer_context_func>("dat_get_consumer_context",
+                                                          generic_handle(handle), context);
 }
 
 DAT_RETURN dat_get_handle_type(DAT_HANDLE handle, DAT_HANDLE_TYPE *type) {
     constexpr DAT_RETURN kNull = error(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);
     if (handle == nullptr) return kNull;
-    return call<&DAT_PROVIDER::get_handle_type_func>("dat_get_handle_type", generic_handle(handle), type);
+    return call<&DAT_PROVIDER::get_handle_type_func>("dat_get_handle_type", generic_handle(handle),
+                                                     type);
 }
 
 }  // extern "C"

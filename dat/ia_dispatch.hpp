@@ -13,7 +13,8 @@ inline void *raw_ia(DAT_IA_HANDLE ia) noexcept {
 }
 
 template <auto Slot, typename... Args>
-[[gnu::always_inline]] inline DAT_RETURN forward_ia(const char *function, DAT_IA_HANDLE ia, Args... args) noexcept {
+[[gnu::always_inline]] inline DAT_RETURN forward_ia(const char *function, DAT_IA_HANDLE ia,
+                                                    Args... args) noexcept {
     void *raw = raw_ia(ia);
     if (__builtin_expect(raw == nullptr, 0)) return kInvalidIa;
     return call<Slot>(function, static_cast<DAT_IA_HANDLE>(raw), args...);

@@ -33,8 +33,12 @@ HookList &hooks() noexcept {
 
 }  // namespace
 
-void set_extensions_available() noexcept { g_extensions.store(true, std::memory_order_release); }
-bool extensions_available() noexcept { return g_extensions.load(std::memory_order_acquire); }
+void set_extensions_available() noexcept {
+    g_extensions.store(true, std::memory_order_release);
+}
+bool extensions_available() noexcept {
+    return g_extensions.load(std::memory_order_acquire);
+}
 
 void remember_debug_hooks(std::uintptr_t index, DAT_TRCLVL_QUERY_FUNC query,
                           DAT_TRCLVL_MODIFY_FUNC modify) noexcept {

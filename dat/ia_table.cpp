@@ -13,7 +13,9 @@ namespace {
 constinit IaTable g_table;
 }  // namespace
 
-IaTable &IaTable::instance() noexcept { return g_table; }
+IaTable &IaTable::instance() noexcept {
+    return g_table;
+}
 
 IaTable::Chunk *IaTable::chunk(std::size_t n) const noexcept {
     if (n == 0) return const_cast<Chunk *>(&first_);
@@ -46,7 +48,8 @@ std::uintptr_t IaTable::insert(void *raw) noexcept {
     }
     const std::size_t n = cap / kChunk;
     if (n >= kMaxChunks) {
-        DAT_TRC(trace::kError, "ia-table", "IA handle table full (%zu entries)", static_cast<std::size_t>(cap));
+        DAT_TRC(trace::kError, "ia-table", "IA handle table full (%zu entries)",
+                static_cast<std::size_t>(cap));
         return 0;
     }
     Chunk *grown = new (std::nothrow) Chunk;

@@ -15,7 +15,7 @@
 namespace opendat::dat {
 
 class IaTable {
-public:
+  public:
     static constexpr std::size_t kChunk = 64;        // initial size and growth step
     static constexpr std::size_t kMaxChunks = 4096;  // 262144 IAs: far beyond any provider
 
@@ -38,13 +38,13 @@ public:
     // The index whose slot holds `raw`, or 0 if none does.
     std::uintptr_t reverse(const void *raw) const noexcept;
 
-private:
+  private:
     struct Chunk {
         std::atomic<void *> slot[kChunk]{};
     };
     Chunk *chunk(std::size_t n) const noexcept;
 
-    Chunk first_{};  // the initial 64 slots live in static storage
+    Chunk first_{};                            // the initial 64 slots live in static storage
     std::atomic<Chunk *> more_[kMaxChunks]{};  // more_[n] holds chunk n (n >= 1)
     std::atomic<std::uintptr_t> capacity_{kChunk};
     std::mutex mutex_;

@@ -13,12 +13,14 @@ DAT_RETURN dat_registry_add_provider(const DAT_PROVIDER *provider, const DAT_PRO
     if (provider == nullptr) return error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
     // The reference dereferences a NULL info (crash); we refuse it.
     if (info == nullptr) return error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-    DAT_TRC(opendat::trace::kInfo, "api", "dat_registry_add_provider(%.*s %u.%u %d)", DAT_NAME_MAX_LENGTH,
-            info->ia_name, info->dapl_version_major, info->dapl_version_minor, info->is_thread_safe);
+    DAT_TRC(opendat::trace::kInfo, "api", "dat_registry_add_provider(%.*s %u.%u %d)",
+            DAT_NAME_MAX_LENGTH, info->ia_name, info->dapl_version_major, info->dapl_version_minor,
+            info->is_thread_safe);
     return Registry::instance().add_provider(provider, info);
 }
 
-DAT_RETURN dat_registry_remove_provider(const DAT_PROVIDER *provider, const DAT_PROVIDER_INFO *info) {
+DAT_RETURN dat_registry_remove_provider(const DAT_PROVIDER *provider,
+                                        const DAT_PROVIDER_INFO *info) {
     if (provider == nullptr) return error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
     if (info == nullptr) return error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
     DAT_TRC(opendat::trace::kInfo, "api", "dat_registry_remove_provider(%.*s)", DAT_NAME_MAX_LENGTH,

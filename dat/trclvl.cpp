@@ -16,8 +16,7 @@ bool known(DAT_TRACE_COMPONENT c) noexcept {
 
 extern "C" {
 
-DAT_RETURN dat_trclvl_query(DAT_TRACE_COMPONENT component,
-                                                                    DAT_UINT32 *level) {
+DAT_RETURN dat_trclvl_query(DAT_TRACE_COMPONENT component, DAT_UINT32 *level) {
     if (!known(component)) return error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
     if (level == nullptr) return error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
     if (component == DAT_TRACE_COMPONENT_DAT) {
@@ -27,8 +26,7 @@ DAT_RETURN dat_trclvl_query(DAT_TRACE_COMPONENT component,
     return query_provider_level(level);
 }
 
-DAT_RETURN dat_trclvl_modify(DAT_TRACE_COMPONENT component,
-                                                                     DAT_UINT32 level) {
+DAT_RETURN dat_trclvl_modify(DAT_TRACE_COMPONENT component, DAT_UINT32 level) {
     if (!known(component)) return error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
     if (level > DAT_TRACE_LEVEL_MAX) return error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
     if (component == DAT_TRACE_COMPONENT_DAT) {

@@ -16,8 +16,7 @@
 
 enum { MAX_ENTRIES = 256 };
 
-static void print_error(const char *what, DAT_RETURN rc)
-{
+static void print_error(const char *what, DAT_RETURN rc) {
     const char *major = "";
     const char *minor = "";
     dat_strerror(rc, &major, &minor);
@@ -25,8 +24,7 @@ static void print_error(const char *what, DAT_RETURN rc)
 }
 
 /* Opens one IA, prints what it reports and closes it. Returns 0 if it opened. */
-static int try_ia(const char *name)
-{
+static int try_ia(const char *name) {
     DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
     DAT_EVD_HANDLE async_evd = DAT_HANDLE_NULL;
     /* DAT_NAME_PTR is a non-const char *; the API does not modify the name. */
@@ -45,8 +43,8 @@ static int try_ia(const char *name)
     if (rc == DAT_SUCCESS) {
         printf("    adapter %s (vendor %s), provider %s %u.%u, max_eps %d, max_srqs %d\n",
                ia_attr.adapter_name, ia_attr.vendor_name, prov_attr.provider_name,
-               prov_attr.provider_version_major, prov_attr.provider_version_minor,
-               ia_attr.max_eps, ia_attr.max_srqs);
+               prov_attr.provider_version_major, prov_attr.provider_version_minor, ia_attr.max_eps,
+               ia_attr.max_srqs);
         for (int i = 0; i < prov_attr.num_provider_specific_attr; i++) {
             const DAT_NAMED_ATTR *a = &prov_attr.provider_specific_attr[i];
             /* debug_query/debug_modify carry function pointers, not strings */
@@ -61,8 +59,7 @@ static int try_ia(const char *name)
     return 0;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc > 1) {
         int failed = 0;
         for (int i = 1; i < argc; i++) failed |= try_ia(argv[i]);

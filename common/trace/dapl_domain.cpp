@@ -8,12 +8,14 @@
 
 namespace opendat::trace {
 
-constinit Domain g_dapl_domain{DomainSpec{"DAPL", "DAPL_TRACE_LEVEL", "DAPL_TRACE_DEST", "DAPL_DBG_TYPE",
-                                         "DAPL_DBG_DEST", kError}};
+constinit Domain g_dapl_domain{DomainSpec{"DAPL", "DAPL_TRACE_LEVEL", "DAPL_TRACE_DEST",
+                                          "DAPL_DBG_TYPE", "DAPL_DBG_DEST", kError}};
 
 namespace {
 // Runs when the module is loaded, before any of its code can trace.
-__attribute__((constructor)) void configure_dapl_domain() noexcept { g_dapl_domain.configure_from_environment(); }
+__attribute__((constructor)) void configure_dapl_domain() noexcept {
+    g_dapl_domain.configure_from_environment();
+}
 }  // namespace
 
 }  // namespace opendat::trace

@@ -8,12 +8,14 @@
 
 namespace opendat::trace {
 
-constinit Domain g_dat_domain{DomainSpec{"DAT", "DAT_TRACE_LEVEL", "DAT_TRACE_DEST", "DAT_DBG_TYPE",
-                                         "DAT_DBG_DEST", kError}};
+constinit Domain g_dat_domain{
+    DomainSpec{"DAT", "DAT_TRACE_LEVEL", "DAT_TRACE_DEST", "DAT_DBG_TYPE", "DAT_DBG_DEST", kError}};
 
 namespace {
 // Runs when the module is loaded, before any of its code can trace.
-__attribute__((constructor)) void configure_dat_domain() noexcept { g_dat_domain.configure_from_environment(); }
+__attribute__((constructor)) void configure_dat_domain() noexcept {
+    g_dat_domain.configure_from_environment();
+}
 }  // namespace
 
 }  // namespace opendat::trace

@@ -161,7 +161,8 @@ void add_dest_token(const char *tok, std::size_t len, SinkSet &set, Warnings &wa
     char pattern[PATH_MAX];
     char quoted[kQuotedMax];
     if (len >= sizeof pattern) {
-        warnings.add("%s: a file name is longer than %zu bytes; ignoring it", env, sizeof pattern - 1);
+        warnings.add("%s: a file name is longer than %zu bytes; ignoring it", env,
+                     sizeof pattern - 1);
         return;
     }
     std::memcpy(pattern, tok, len);
@@ -199,7 +200,8 @@ void resolve_dests(const DomainSpec &spec, SinkSet &set, Warnings &warnings) noe
             const char *e = end;
             while (b < e && (*b == ' ' || *b == '\t')) ++b;
             while (e > b && (e[-1] == ' ' || e[-1] == '\t')) --e;
-            if (e > b) add_dest_token(b, static_cast<std::size_t>(e - b), set, warnings, spec.dest_env);
+            if (e > b)
+                add_dest_token(b, static_cast<std::size_t>(e - b), set, warnings, spec.dest_env);
             if (*end == '\0') break;
             p = end + 1;
         }

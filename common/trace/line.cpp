@@ -70,7 +70,8 @@ std::size_t format_line(char *buf, std::size_t size, const char *who, int level,
                           kind_name(level), when, static_cast<long>(getpid()),
                           static_cast<long>(gettid()), where ? where : "-");
     if (n < 0) n = 0;
-    const std::size_t pos = static_cast<std::size_t>(n) < size ? static_cast<std::size_t>(n) : size - 1;
+    const std::size_t pos =
+        static_cast<std::size_t>(n) < size ? static_cast<std::size_t>(n) : size - 1;
 
     // room counts the NUL vsnprintf writes; that slot becomes our newline.
     const std::size_t room = size - pos;

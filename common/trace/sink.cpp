@@ -40,13 +40,16 @@ void write_all(int fd, const char *p, std::size_t len) noexcept {
 
 }  // namespace
 
-const SinkSet &default_sinks() noexcept { return g_default_sinks; }
+const SinkSet &default_sinks() noexcept {
+    return g_default_sinks;
+}
 
 void open_sinks(SinkSet &set, Warnings &warnings) noexcept {
     int opened = 0;
     for (int i = 0; i < set.nfiles; ++i) {
         // O_APPEND: concurrent processes appending to one file never overwrite each other.
-        const int fd = ::open(set.paths[i], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0666);
+        const int fd =
+            ::open(set.paths[i], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0666);
         if (fd < 0) {
             const int err = errno;
             char quoted[kQuotedMax];
@@ -80,7 +83,8 @@ void write_line(const SinkSet &set, int level, const char *line, std::size_t len
         // No openlog(): the process's ident and options are its own business. syslog adds
         // its own time stamp, but we keep the full line so that it greps like the others.
         // (glibc's syslog() may allocate internally; the descriptor sinks never do.)
-        const int body = len > 0 && line[len - 1] == '\n' ? static_cast<int>(len - 1) : static_cast<int>(len);
+        const int body =
+            len > 0 && line[len - 1] == '\n' ? static_cast<int>(len - 1) : static_cast<int>(len);
         ::syslog(LOG_USER | syslog_priority(level), "%.*s", body, line);
     }
 }

@@ -21,7 +21,8 @@ void emit_to(const detail::SinkSet &sinks, const char *who, int level, const cha
              const char *fmt, va_list ap) noexcept {
     const int saved = errno;
     char line[detail::kLineMax];
-    const std::size_t len = detail::format_line(line, sizeof line, who, level, where, saved, fmt, ap);
+    const std::size_t len =
+        detail::format_line(line, sizeof line, who, level, where, saved, fmt, ap);
     detail::write_line(sinks, level, line, len);
     errno = saved;
 }
@@ -51,7 +52,9 @@ const detail::SinkSet &Domain::sinks() const noexcept {
     return s ? *s : detail::default_sinks();
 }
 
-unsigned Domain::destinations() const noexcept { return sinks().dests; }
+unsigned Domain::destinations() const noexcept {
+    return sinks().dests;
+}
 
 const char *Domain::file_path(int index) const noexcept {
     const detail::SinkSet &s = sinks();
@@ -84,14 +87,16 @@ void Domain::configure_from_environment() noexcept {
                                              std::memory_order_relaxed)) {
         }
     } else {
-        warnings.add("out of memory while configuring trace destinations; keeping the previous ones");
+        warnings.add(
+            "out of memory while configuring trace destinations; keeping the previous ones");
     }
     set_level(level);
 
     // Configuration problems are reported even when only errors are traced (the user asked
     // for something and did not get it), but not when the domain is switched off.
     if (level > kOff)
-        for (int i = 0; i < warnings.count; ++i) emit_warning(sinks(), spec_.who, "%s", warnings.text[i]);
+        for (int i = 0; i < warnings.count; ++i)
+            emit_warning(sinks(), spec_.who, "%s", warnings.text[i]);
     errno = saved;
 }
 

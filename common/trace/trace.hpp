@@ -47,16 +47,16 @@ constexpr int kMaxLevel = 10;
 
 // Names of the environment variables that configure one domain.
 struct DomainSpec {
-    const char *who;               // "DAT" or "DAPL": first word of every line
-    const char *level_env;         // DAT_TRACE_LEVEL / DAPL_TRACE_LEVEL (0..10)
-    const char *dest_env;          // DAT_TRACE_DEST / DAPL_TRACE_DEST (stderr|stdout|syslog|file path)
-    const char *legacy_type_env;   // DAT_DBG_TYPE / DAPL_DBG_TYPE (reference bit mask)
-    const char *legacy_dest_env;   // DAT_DBG_DEST / DAPL_DBG_DEST (1 stdout, 2 syslog, 3 both)
+    const char *who;        // "DAT" or "DAPL": first word of every line
+    const char *level_env;  // DAT_TRACE_LEVEL / DAPL_TRACE_LEVEL (0..10)
+    const char *dest_env;   // DAT_TRACE_DEST / DAPL_TRACE_DEST (stderr|stdout|syslog|file path)
+    const char *legacy_type_env;  // DAT_DBG_TYPE / DAPL_DBG_TYPE (reference bit mask)
+    const char *legacy_dest_env;  // DAT_DBG_DEST / DAPL_DBG_DEST (1 stdout, 2 syslog, 3 both)
     int default_level;
 };
 
 class Domain {
-public:
+  public:
     explicit constexpr Domain(const DomainSpec &spec)
         : spec_(spec), level_(spec.default_level), sinks_(nullptr) {}
     Domain(const Domain &) = delete;
@@ -92,7 +92,7 @@ public:
         __attribute__((format(printf, 4, 5)));
     void vemit(int level, const char *where, const char *fmt, va_list ap) noexcept;
 
-private:
+  private:
     const detail::SinkSet &sinks() const noexcept;
 
     DomainSpec spec_;
@@ -105,17 +105,23 @@ private:
 // The front end and registry trace through dat_domain(); providers through dapl_domain().
 extern constinit Domain g_dat_domain;
 extern constinit Domain g_dapl_domain;
-inline Domain &dat_domain() noexcept { return g_dat_domain; }
-inline Domain &dapl_domain() noexcept { return g_dapl_domain; }
+inline Domain &dat_domain() noexcept {
+    return g_dat_domain;
+}
+inline Domain &dapl_domain() noexcept {
+    return g_dapl_domain;
+}
 
 }  // namespace opendat::trace
 
-#define OPENDAT_TRACE(domain, lvl, where, ...)                    \
-    do {                                                          \
+#define OPENDAT_TRACE(domain, lvl, where, ...)                                 \
+    do {                                                                       \
         if ((domain).enabled(lvl)) (domain).emit((lvl), (where), __VA_ARGS__); \
     } while (0)
 
 // Front end / registry: DAT_TRC(opendat::trace::kError, "registry", "bad line %d", n)
-#define DAT_TRC(lvl, where, ...) OPENDAT_TRACE(::opendat::trace::g_dat_domain, lvl, where, __VA_ARGS__)
+#define DAT_TRC(lvl, where, ...) \
+    OPENDAT_TRACE(::opendat::trace::g_dat_domain, lvl, where, __VA_ARGS__)
 // Providers
-#define DAPL_TRC(lvl, where, ...) OPENDAT_TRACE(::opendat::trace::g_dapl_domain, lvl, where, __VA_ARGS__)
+#define DAPL_TRC(lvl, where, ...) \
+    OPENDAT_TRACE(::opendat::trace::g_dapl_domain, lvl, where, __VA_ARGS__)

@@ -28,9 +28,17 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::vector<std::string> kHeaders = {
-    "dat.h",           "dat_error.h",       "dat_ib_extensions.h", "dat_platform_specific.h",
-    "dat_redirection.h", "dat_registry.h",  "dat_vendor_specific.h", "udat.h",
-    "udat_config.h",   "udat_redirection.h", "udat_vendor_specific.h",
+    "dat.h",
+    "dat_error.h",
+    "dat_ib_extensions.h",
+    "dat_platform_specific.h",
+    "dat_redirection.h",
+    "dat_registry.h",
+    "dat_vendor_specific.h",
+    "udat.h",
+    "udat_config.h",
+    "udat_redirection.h",
+    "udat_vendor_specific.h",
 };
 
 struct Result {
@@ -42,12 +50,10 @@ struct Result {
 Result run(const std::string &cmd) {
     Result r{-1, {}};
     FILE *p = popen((cmd + " 2>&1").c_str(), "r");
-    if (p == nullptr)
-        return r;
+    if (p == nullptr) return r;
     char buf[4096];
     size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-        r.out.append(buf, n);
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
     int status = pclose(p);
     r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return r;
@@ -55,8 +61,7 @@ Result run(const std::string &cmd) {
 
 std::string quote(const std::string &s) {
     std::string q = "'";
-    for (char c : s)
-        q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+    for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
     return q + "'";
 }
 
@@ -77,8 +82,7 @@ std::vector<std::pair<std::string, std::string>> read_items(const fs::path &file
     std::string line;
     while (std::getline(in, line)) {
         auto eq = line.find('=');
-        if (eq != std::string::npos)
-            items.emplace_back(line.substr(0, eq), line.substr(eq + 1));
+        if (eq != std::string::npos) items.emplace_back(line.substr(0, eq), line.substr(eq + 1));
     }
     return items;
 }
@@ -94,16 +98,16 @@ std::vector<std::string> foreign_dat2_headers(const fs::path &depfile) {
     std::istringstream words(text.substr(text.find(':') + 1));
     std::string w;
     while (words >> w) {
-        if (w.find("/dat2/") == std::string::npos)
-            continue;
+        if (w.find("/dat2/") == std::string::npos) continue;
         std::string real = fs::weakly_canonical(w).string();
-        if (real.rfind(ours + "/", 0) != 0)
-            foreign.push_back(real);
+        if (real.rfind(ours + "/", 0) != 0) foreign.push_back(real);
     }
     return foreign;
 }
 
-std::string ref_dat2() { return std::string(ABI_REF_INCLUDE) + "/dat2"; }
+std::string ref_dat2() {
+    return std::string(ABI_REF_INCLUDE) + "/dat2";
+}
 
 }  // namespace
 
@@ -117,10 +121,8 @@ TEST(AbiHeaders, SameFileNamesAsReference) {
         GTEST_SKIP() << "reference headers not installed (" << ref_dat2()
                      << "; package libdapl-dev)";
     for (const auto &e : fs::directory_iterator(ref_dat2())) {
-        if (e.path().extension() != ".h")
-            continue;
-        EXPECT_TRUE(fs::is_regular_file(fs::path(ABI_OURS_INCLUDE) / "dat2" /
-                                        e.path().filename()))
+        if (e.path().extension() != ".h") continue;
+        EXPECT_TRUE(fs::is_regular_file(fs::path(ABI_OURS_INCLUDE) / "dat2" / e.path().filename()))
             << "reference header without counterpart: " << e.path().filename();
     }
 }
@@ -132,16 +134,14 @@ TEST(AbiHeaders, ReferenceComparison) {
     if (!fs::is_regular_file(ref_dat2() + "/udat.h"))
         GTEST_SKIP() << "reference headers not installed (" << ref_dat2()
                      << "/udat.h; package libdapl-dev)";
-    if (!have_program(ABI_PYTHON))
-        GTEST_SKIP() << "python3 not found (" << ABI_PYTHON << ")";
+    if (!have_program(ABI_PYTHON)) GTEST_SKIP() << "python3 not found (" << ABI_PYTHON << ")";
     if (!have_program(ABI_CLANG))
         GTEST_SKIP() << "clang not found; it is needed for the AST dump of the reference";
 
     const fs::path work = work_dir("compare");
     const std::string cmd = quote(ABI_PYTHON) + " " + quote(ABI_SCRIPT) + " --ref-include " +
-                            quote(ABI_REF_INCLUDE) + " --ours-include " +
-                            quote(ABI_OURS_INCLUDE) + " --work " + quote(work.string()) +
-                            " --clang " + quote(ABI_CLANG);
+                            quote(ABI_REF_INCLUDE) + " --ours-include " + quote(ABI_OURS_INCLUDE) +
+                            " --work " + quote(work.string()) + " --clang " + quote(ABI_CLANG);
     Result r = run(cmd);
     ASSERT_EQ(r.rc, 0) << "generator failed:\n" << cmd << "\n" << r.out;
     std::cout << r.out;
@@ -221,11 +221,12 @@ void compile_strict(const Lang &lang, const fs::path &src, const fs::path &dir,
                             quote(src.string());
     Result r = run(cmd);
     EXPECT_EQ(r.rc, 0) << what << " (" << lang.name << ") does not compile cleanly:\n"
-                       << cmd << "\n" << r.out;
+                       << cmd << "\n"
+                       << r.out;
     if (r.rc == 0) {
         auto foreign = foreign_dat2_headers(dep);
-        EXPECT_TRUE(foreign.empty()) << what << " (" << lang.name << ") read "
-                                     << (foreign.empty() ? "" : foreign.front());
+        EXPECT_TRUE(foreign.empty())
+            << what << " (" << lang.name << ") read " << (foreign.empty() ? "" : foreign.front());
     }
 }
 
@@ -233,8 +234,7 @@ void compile_strict(const Lang &lang, const fs::path &src, const fs::path &dir,
 
 TEST(AbiCompile, ApiSample) {
     const fs::path dir = work_dir("api_sample");
-    for (const auto &lang : languages())
-        compile_strict(lang, ABI_SAMPLE, dir, "api_sample.c");
+    for (const auto &lang : languages()) compile_strict(lang, ABI_SAMPLE, dir, "api_sample.c");
 }
 
 TEST(AbiCompile, EachHeaderOnItsOwn) {

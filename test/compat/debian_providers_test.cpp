@@ -25,7 +25,7 @@ const char *const kDapltest = "/usr/bin/dapltest";
 const char *const kReferenceLibDir = "/usr/lib/x86_64-linux-gnu";
 
 class DebianProviders : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         for (const char *f : {kDtest, kDapltest}) {
             if (!fs::exists(f)) GTEST_SKIP() << f << " missing: install dapl2-utils";
@@ -60,8 +60,7 @@ protected:
         o.timeout = std::chrono::seconds(30);
         if (ours) {
             o.env["LD_LIBRARY_PATH"] = OPENDAT_LIB_DIR;
-            for (auto &[k, v] : opendat::testing::sanitizer_env_for_system_binaries())
-                o.env[k] = v;
+            for (auto &[k, v] : opendat::testing::sanitizer_env_for_system_binaries()) o.env[k] = v;
         } else {
             o.unset_env.push_back("LD_LIBRARY_PATH");
         }
@@ -86,9 +85,9 @@ struct Case {
 
 TEST_F(DebianProviders, DtestOpenFailsExactlyAsOnTheReferenceStack) {
     const Case cases[] = {
-        {"ofa-v2-ib0", "DAT_INVALID_ADDRESS "},           // cma: no ib0 netdev
-        {"ofa-v2-mlx4_0-1", "DAT_INTERNAL_ERROR "},       // scm: no verbs device
-        {"ofa-v2-mlx4_0-1u", "DAT_INTERNAL_ERROR "},      // ucm: no verbs device
+        {"ofa-v2-ib0", "DAT_INVALID_ADDRESS "},                              // cma: no ib0 netdev
+        {"ofa-v2-mlx4_0-1", "DAT_INTERNAL_ERROR "},                          // scm: no verbs device
+        {"ofa-v2-mlx4_0-1u", "DAT_INTERNAL_ERROR "},                         // ucm: no verbs device
         {"ofa-v2-mcm-1", "DAT_PROVIDER_NOT_FOUND DAT_NAME_NOT_REGISTERED"},  // library absent
         {"no-such-ia", "DAT_PROVIDER_NOT_FOUND DAT_NAME_NOT_REGISTERED"},
     };
@@ -98,8 +97,9 @@ TEST_F(DebianProviders, DtestOpenFailsExactlyAsOnTheReferenceStack) {
         auto ours = run({kDtest, "-P", c.ia}, true);
         EXPECT_FALSE(ours.timed_out);
         EXPECT_EQ(adaptor_open_error(ref.err), c.expected) << "reference stderr:\n" << ref.err;
-        EXPECT_EQ(adaptor_open_error(ours.err), c.expected)
-            << "ours stderr:\n" << ours.err << "\nstdout:\n" << ours.out;
+        EXPECT_EQ(adaptor_open_error(ours.err), c.expected) << "ours stderr:\n"
+                                                            << ours.err << "\nstdout:\n"
+                                                            << ours.out;
         EXPECT_EQ(ours.exit_code, ref.exit_code);
         // No dynamic-linker trouble with our library.
         EXPECT_EQ(ours.err.find("symbol lookup error"), std::string::npos) << ours.err;
@@ -120,8 +120,9 @@ TEST_F(DebianProviders, DapltestServerReportsTheProvidersError) {
 // our process: the failure is not a registry shortcut.
 TEST_F(DebianProviders, TheReferenceProviderCodeRuns) {
     auto ours = run({kDtest, "-P", "ofa-v2-ib0"}, true);
-    EXPECT_NE(ours.out.find("getaddr_netdev ERROR"), std::string::npos)
-        << "stdout:\n" << ours.out << "\nstderr:\n" << ours.err;
+    EXPECT_NE(ours.out.find("getaddr_netdev ERROR"), std::string::npos) << "stdout:\n"
+                                                                        << ours.out << "\nstderr:\n"
+                                                                        << ours.err;
 }
 
 }  // namespace

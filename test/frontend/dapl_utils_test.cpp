@@ -37,12 +37,15 @@ std::string lib_dir() {
 // runtime when libdat2 is instrumented but the Debian binary is not.
 std::string environment(std::string *skip_reason) {
     const char *conf = std::getenv("FE_TEST_CONF");
-    std::string env = "env LD_LIBRARY_PATH='" + lib_dir() + "' DAT_OVERRIDE='" + (conf ? conf : "") + "'";
+    std::string env =
+        "env LD_LIBRARY_PATH='" + lib_dir() + "' DAT_OVERRIDE='" + (conf ? conf : "") + "'";
     const std::string sanitizer = FE_SANITIZER;
     if (sanitizer == "address") {
         env += " LD_PRELOAD='" + std::string(FE_ASAN_RUNTIME) + "' ASAN_OPTIONS=detect_leaks=0";
     } else if (sanitizer == "thread") {
-        *skip_reason = "libdat2 is built with ThreadSanitizer; the uninstrumented Debian binaries cannot load it";
+        *skip_reason =
+            "libdat2 is built with ThreadSanitizer; the uninstrumented Debian binaries cannot load "
+            "it";
     } else if (!sanitizer.empty() && sanitizer != "undefined") {
         *skip_reason = "unsupported sanitizer '" + sanitizer + "' for external binaries";
     }
@@ -61,9 +64,11 @@ void check_binary(const std::string &binary, const std::string &args, const std:
     EXPECT_NE(ldd.output.find(lib_dir() + "/libdat2.so.2"), std::string::npos) << ldd.output;
 
     const Result r = run(env + " timeout 60 " + binary + " " + args);
-    std::printf("---- %s %s (status %d)\n%s----\n", binary.c_str(), args.c_str(), r.status, r.output.c_str());
-    for (const char *bad : {"symbol lookup error", "undefined symbol", "version `", "no version information",
-                            "error while loading shared libraries", "AddressSanitizer", "runtime error"})
+    std::printf("---- %s %s (status %d)\n%s----\n", binary.c_str(), args.c_str(), r.status,
+                r.output.c_str());
+    for (const char *bad :
+         {"symbol lookup error", "undefined symbol", "version `", "no version information",
+          "error while loading shared libraries", "AddressSanitizer", "runtime error"})
         EXPECT_EQ(r.output.find(bad), std::string::npos) << bad << "\n" << r.output;
     EXPECT_NE(r.output.find(expected), std::string::npos) << r.output;
     ASSERT_TRUE(WIFEXITED(r.status)) << "killed or timed out: " << r.status;
@@ -73,13 +78,23 @@ void check_binary(const std::string &binary, const std::string &args, const std:
 
 constexpr const char *kNotFound = "DAT_PROVIDER_NOT_FOUND DAT_NAME_NOT_REGISTERED";
 
-TEST(DaplUtils, Dtest) { check_binary("/usr/bin/dtest", "-P nosuch", "Error Adaptor open: " + std::string(kNotFound)); }
-TEST(DaplUtils, Dtestcm) { check_binary("/usr/bin/dtestcm", "-P nosuch", kNotFound); }
-TEST(DaplUtils, Dtestsrq) { check_binary("/usr/bin/dtestsrq", "-P nosuch", kNotFound); }
+TEST(DaplUtils, Dtest) {
+    check_binary("/usr/bin/dtest", "-P nosuch", "Error Adaptor open: " + std::string(kNotFound));
+}
+TEST(DaplUtils, Dtestcm) {
+    check_binary("/usr/bin/dtestcm", "-P nosuch", kNotFound);
+}
+TEST(DaplUtils, Dtestsrq) {
+    check_binary("/usr/bin/dtestsrq", "-P nosuch", kNotFound);
+}
 // dtestx prints "<major> : <minor>".
-TEST(DaplUtils, Dtestx) { check_binary("/usr/bin/dtestx", "-P nosuch", "DAT_PROVIDER_NOT_FOUND : DAT_NAME_NOT_REGISTERED"); }
+TEST(DaplUtils, Dtestx) {
+    check_binary("/usr/bin/dtestx", "-P nosuch",
+                 "DAT_PROVIDER_NOT_FOUND : DAT_NAME_NOT_REGISTERED");
+}
 TEST(DaplUtils, Dapltest) {
-    check_binary("/usr/bin/dapltest", "-T S -D nosuch", "Could not open nosuch (" + std::string(kNotFound));
+    check_binary("/usr/bin/dapltest", "-T S -D nosuch",
+                 "Could not open nosuch (" + std::string(kNotFound));
 }
 
 }  // namespace

@@ -39,23 +39,36 @@ std::vector<Case> object_cases() {
         {"dat_ep_query", 28, [](void *h) { return dat_ep_query(h, {}, nullptr); }},
         {"dat_ep_modify", 29, [](void *h) { return dat_ep_modify(h, {}, nullptr); }},
         {"dat_ep_connect", 30,
-         [](void *h) { return dat_ep_connect(h, nullptr, 0, 0, 0, nullptr, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG); }},
+         [](void *h) {
+             return dat_ep_connect(h, nullptr, 0, 0, 0, nullptr, DAT_QOS_BEST_EFFORT,
+                                   DAT_CONNECT_DEFAULT_FLAG);
+         }},
         {"dat_ep_dup_connect", 31,
-         [](void *h) { return dat_ep_dup_connect(h, nullptr, 0, 0, nullptr, DAT_QOS_BEST_EFFORT); }},
-        {"dat_ep_disconnect", 32, [](void *h) { return dat_ep_disconnect(h, DAT_CLOSE_ABRUPT_FLAG); }},
+         [](void *h) {
+             return dat_ep_dup_connect(h, nullptr, 0, 0, nullptr, DAT_QOS_BEST_EFFORT);
+         }},
+        {"dat_ep_disconnect", 32,
+         [](void *h) { return dat_ep_disconnect(h, DAT_CLOSE_ABRUPT_FLAG); }},
         {"dat_ep_post_send", 33,
-         [cookie](void *h) { return dat_ep_post_send(h, 0, nullptr, cookie, DAT_COMPLETION_DEFAULT_FLAG); }},
+         [cookie](void *h) {
+             return dat_ep_post_send(h, 0, nullptr, cookie, DAT_COMPLETION_DEFAULT_FLAG);
+         }},
         {"dat_ep_post_recv", 34,
-         [cookie](void *h) { return dat_ep_post_recv(h, 0, nullptr, cookie, DAT_COMPLETION_DEFAULT_FLAG); }},
+         [cookie](void *h) {
+             return dat_ep_post_recv(h, 0, nullptr, cookie, DAT_COMPLETION_DEFAULT_FLAG);
+         }},
         {"dat_ep_post_rdma_read", 35,
          [cookie](void *h) {
-             return dat_ep_post_rdma_read(h, 0, nullptr, cookie, nullptr, DAT_COMPLETION_DEFAULT_FLAG);
+             return dat_ep_post_rdma_read(h, 0, nullptr, cookie, nullptr,
+                                          DAT_COMPLETION_DEFAULT_FLAG);
          }},
         {"dat_ep_post_rdma_write", 36,
          [cookie](void *h) {
-             return dat_ep_post_rdma_write(h, 0, nullptr, cookie, nullptr, DAT_COMPLETION_DEFAULT_FLAG);
+             return dat_ep_post_rdma_write(h, 0, nullptr, cookie, nullptr,
+                                           DAT_COMPLETION_DEFAULT_FLAG);
          }},
-        {"dat_ep_get_status", 37, [](void *h) { return dat_ep_get_status(h, nullptr, nullptr, nullptr); }},
+        {"dat_ep_get_status", 37,
+         [](void *h) { return dat_ep_get_status(h, nullptr, nullptr, nullptr); }},
         {"dat_ep_free", 38, [](void *h) { return dat_ep_free(h); }},
         {"dat_ep_reset", 56, [](void *h) { return dat_ep_reset(h); }},
         {"dat_ep_recv_query", -1, [](void *h) { return dat_ep_recv_query(h, nullptr, nullptr); }},
@@ -66,8 +79,8 @@ std::vector<Case> object_cases() {
         {"dat_rmr_query", 43, [](void *h) { return dat_rmr_query(h, {}, nullptr); }},
         {"dat_rmr_bind", 44,
          [rcookie](void *h) {
-             return dat_rmr_bind(h, nullptr, nullptr, DAT_MEM_PRIV_NONE_FLAG, DAT_VA_TYPE_VA, nullptr, rcookie,
-                                 DAT_COMPLETION_DEFAULT_FLAG, nullptr);
+             return dat_rmr_bind(h, nullptr, nullptr, DAT_MEM_PRIV_NONE_FLAG, DAT_VA_TYPE_VA,
+                                 nullptr, rcookie, DAT_COMPLETION_DEFAULT_FLAG, nullptr);
          }},
         {"dat_rmr_free", 45, [](void *h) { return dat_rmr_free(h); }},
         {"dat_psp_query", 47, [](void *h) { return dat_psp_query(h, {}, nullptr); }},
@@ -79,13 +92,16 @@ std::vector<Case> object_cases() {
         {"dat_evd_set_unwaitable", 57, [](void *h) { return dat_evd_set_unwaitable(h); }},
         {"dat_evd_clear_unwaitable", 58, [](void *h) { return dat_evd_clear_unwaitable(h); }},
         {"dat_srq_free", -1, [](void *h) { return dat_srq_free(h); }},
-        {"dat_srq_post_recv", -1, [cookie](void *h) { return dat_srq_post_recv(h, 0, nullptr, cookie); }},
+        {"dat_srq_post_recv", -1,
+         [cookie](void *h) { return dat_srq_post_recv(h, 0, nullptr, cookie); }},
         {"dat_srq_query", -1, [](void *h) { return dat_srq_query(h, {}, nullptr); }},
         {"dat_srq_resize", -1, [](void *h) { return dat_srq_resize(h, 1); }},
         {"dat_srq_set_lw", -1, [](void *h) { return dat_srq_set_lw(h, 0); }},
         // Generic handles: a provider object passes through untranslated.
-        {"dat_set_consumer_context", 5, [](void *h) { return dat_set_consumer_context(h, DAT_CONTEXT{}); }},
-        {"dat_get_consumer_context", 6, [](void *h) { return dat_get_consumer_context(h, nullptr); }},
+        {"dat_set_consumer_context", 5,
+         [](void *h) { return dat_set_consumer_context(h, DAT_CONTEXT{}); }},
+        {"dat_get_consumer_context", 6,
+         [](void *h) { return dat_get_consumer_context(h, nullptr); }},
         {"dat_get_handle_type", 7, [](void *h) { return dat_get_handle_type(h, nullptr); }},
     };
 }
@@ -95,29 +111,43 @@ std::vector<Case> ia_cases() {
     DAT_OS_WAIT_PROXY_AGENT agent{};
     return {
         {"dat_cno_create", 8, [agent](void *h) { return dat_cno_create(h, agent, nullptr); }},
-        {"dat_evd_create", 17, [](void *h) { return dat_evd_create(h, 1, nullptr, DAT_EVD_DTO_FLAG, nullptr); }},
+        {"dat_evd_create", 17,
+         [](void *h) { return dat_evd_create(h, 1, nullptr, DAT_EVD_DTO_FLAG, nullptr); }},
         {"dat_ep_create", 27,
-         [](void *h) { return dat_ep_create(h, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr); }},
+         [](void *h) {
+             return dat_ep_create(h, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+         }},
         {"dat_ep_create_with_srq", -1,
          [](void *h) {
-             return dat_ep_create_with_srq(h, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+             return dat_ep_create_with_srq(h, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                           nullptr);
          }},
         {"dat_lmr_create", 39,
          [region](void *h) {
-             return dat_lmr_create(h, DAT_MEM_TYPE_VIRTUAL, region, 0, nullptr, DAT_MEM_PRIV_NONE_FLAG,
-                                   DAT_VA_TYPE_VA, nullptr, nullptr, nullptr, nullptr, nullptr);
+             return dat_lmr_create(h, DAT_MEM_TYPE_VIRTUAL, region, 0, nullptr,
+                                   DAT_MEM_PRIV_NONE_FLAG, DAT_VA_TYPE_VA, nullptr, nullptr,
+                                   nullptr, nullptr, nullptr);
          }},
-        {"dat_lmr_sync_rdma_read", -1, [](void *h) { return dat_lmr_sync_rdma_read(h, nullptr, 0); }},
-        {"dat_lmr_sync_rdma_write", -1, [](void *h) { return dat_lmr_sync_rdma_write(h, nullptr, 0); }},
-        {"dat_psp_create", 46, [](void *h) { return dat_psp_create(h, 1, nullptr, DAT_PSP_CONSUMER_FLAG, nullptr); }},
+        {"dat_lmr_sync_rdma_read", -1,
+         [](void *h) { return dat_lmr_sync_rdma_read(h, nullptr, 0); }},
+        {"dat_lmr_sync_rdma_write", -1,
+         [](void *h) { return dat_lmr_sync_rdma_write(h, nullptr, 0); }},
+        {"dat_psp_create", 46,
+         [](void *h) { return dat_psp_create(h, 1, nullptr, DAT_PSP_CONSUMER_FLAG, nullptr); }},
         {"dat_psp_create_any", 55,
-         [](void *h) { return dat_psp_create_any(h, nullptr, nullptr, DAT_PSP_CONSUMER_FLAG, nullptr); }},
-        {"dat_rsp_create", 49, [](void *h) { return dat_rsp_create(h, 1, nullptr, nullptr, nullptr); }},
+         [](void *h) {
+             return dat_psp_create_any(h, nullptr, nullptr, DAT_PSP_CONSUMER_FLAG, nullptr);
+         }},
+        {"dat_rsp_create", 49,
+         [](void *h) { return dat_rsp_create(h, 1, nullptr, nullptr, nullptr); }},
         {"dat_pz_create", 52, [](void *h) { return dat_pz_create(h, nullptr); }},
-        {"dat_srq_create", -1, [](void *h) { return dat_srq_create(h, nullptr, nullptr, nullptr); }},
+        {"dat_srq_create", -1,
+         [](void *h) { return dat_srq_create(h, nullptr, nullptr, nullptr); }},
         // Generic handles: a live IA index is translated.
-        {"dat_set_consumer_context", 5, [](void *h) { return dat_set_consumer_context(h, DAT_CONTEXT{}); }},
-        {"dat_get_consumer_context", 6, [](void *h) { return dat_get_consumer_context(h, nullptr); }},
+        {"dat_set_consumer_context", 5,
+         [](void *h) { return dat_set_consumer_context(h, DAT_CONTEXT{}); }},
+        {"dat_get_consumer_context", 6,
+         [](void *h) { return dat_get_consumer_context(h, nullptr); }},
         {"dat_get_handle_type", 7, [](void *h) { return dat_get_handle_type(h, nullptr); }},
     };
 }
@@ -163,8 +193,9 @@ TEST(Dispatch, IaQueryReachesTheProviderWithTheRawIa) {
     ASSERT_TRUE(ia.ok());
     DAT_IA_ATTR attr{};
     DAT_PROVIDER_ATTR pattr{};
-    EXPECT_EQ(dat_ia_query(ia.handle(), nullptr, DAT_IA_FIELD_ALL, &attr, DAT_PROVIDER_FIELD_ALL, &pattr),
-              DAT_SUCCESS);
+    EXPECT_EQ(
+        dat_ia_query(ia.handle(), nullptr, DAT_IA_FIELD_ALL, &attr, DAT_PROVIDER_FIELD_ALL, &pattr),
+        DAT_SUCCESS);
     EXPECT_EQ(fj_last_handle(), ia.raw());
     EXPECT_STREQ(attr.adapter_name, fe::kGood);
     EXPECT_EQ(attr.extension_supported, DAT_EXTENSION_IB);
@@ -202,7 +233,8 @@ TEST(Dispatch, DetailTracingKeepsArgumentsIntact) {
     testing::internal::CaptureStderr();
     DAT_DTO_COOKIE cookie{};
     const int sends = fj_count(fe::slot(33).c_str());
-    const DAT_RETURN r1 = dat_ep_post_send(&object, 0, nullptr, cookie, DAT_COMPLETION_DEFAULT_FLAG);
+    const DAT_RETURN r1 =
+        dat_ep_post_send(&object, 0, nullptr, cookie, DAT_COMPLETION_DEFAULT_FLAG);
     const void *h1 = fj_last_handle();
     const DAT_RETURN r2 = dat_pz_create(ia.handle(), nullptr);
     const void *h2 = fj_last_handle();

@@ -70,15 +70,18 @@ TEST(Extension, OpenAndCloseQueryPaths) {
     EXPECT_EQ(fj_count("ext_close"), closes + 1);
     EXPECT_EQ(fe::finis(fe::kGood2), finis + 1);  // registry reference released
 
-    EXPECT_EQ(dat_extension_op(nullptr, DAT_OPEN_EXTENSION_BASE, static_cast<const char *>(nullptr), &raw),
+    EXPECT_EQ(dat_extension_op(nullptr, DAT_OPEN_EXTENSION_BASE, static_cast<const char *>(nullptr),
+                               &raw),
               0x80050027u);
-    EXPECT_EQ(dat_extension_op(nullptr, DAT_OPEN_EXTENSION_BASE, "nosuch", &raw), fe::kNotRegistered);
+    EXPECT_EQ(dat_extension_op(nullptr, DAT_OPEN_EXTENSION_BASE, "nosuch", &raw),
+              fe::kNotRegistered);
 }
 
 TEST(Extension, FailedOpenQueryReleasesTheProvider) {
     const int inits = fe::inits(fe::kGood2), finis = fe::finis(fe::kGood2);
     // The fake provider fails an open query without an output pointer.
-    EXPECT_NE(dat_extension_op(nullptr, DAT_OPEN_EXTENSION_BASE, fe::kGood2, static_cast<DAT_HANDLE *>(nullptr)),
+    EXPECT_NE(dat_extension_op(nullptr, DAT_OPEN_EXTENSION_BASE, fe::kGood2,
+                               static_cast<DAT_HANDLE *>(nullptr)),
               DAT_SUCCESS);
     EXPECT_EQ(fe::inits(fe::kGood2), inits + 1);
     EXPECT_EQ(fe::finis(fe::kGood2), finis + 1);

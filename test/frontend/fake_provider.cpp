@@ -103,8 +103,9 @@ DAT_RETURN ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags) {
     return DAT_SUCCESS;
 }
 
-DAT_RETURN ia_query(DAT_IA_HANDLE ia, DAT_EVD_HANDLE *, DAT_IA_ATTR_MASK ia_mask, DAT_IA_ATTR *ia_attr,
-                    DAT_PROVIDER_ATTR_MASK provider_mask, DAT_PROVIDER_ATTR *provider_attr) {
+DAT_RETURN ia_query(DAT_IA_HANDLE ia, DAT_EVD_HANDLE *, DAT_IA_ATTR_MASK ia_mask,
+                    DAT_IA_ATTR *ia_attr, DAT_PROVIDER_ATTR_MASK provider_mask,
+                    DAT_PROVIDER_ATTR *provider_attr) {
     fj_record("ia_query", ia);
     fj_set_int("ia_query.provider_mask", static_cast<long>(provider_mask));
     const Entry *e = static_cast<FakeIa *>(ia)->entry;
@@ -118,7 +119,8 @@ DAT_RETURN ia_query(DAT_IA_HANDLE ia, DAT_EVD_HANDLE *, DAT_IA_ATTR_MASK ia_mask
     if (provider_attr != nullptr && provider_mask != 0) {
         // DAT_PROVIDER_ATTR has a const member: clear it as raw storage, as a C provider would.
         std::memset(static_cast<void *>(provider_attr), 0, sizeof *provider_attr);
-        std::snprintf(provider_attr->provider_name, sizeof provider_attr->provider_name, "%s", e->info.ia_name);
+        std::snprintf(provider_attr->provider_name, sizeof provider_attr->provider_name, "%s",
+                      e->info.ia_name);
         provider_attr->dapl_version_major = e->info.dapl_version_major;
         provider_attr->dapl_version_minor = e->info.dapl_version_minor;
         provider_attr->is_thread_safe = e->info.is_thread_safe;
@@ -222,7 +224,7 @@ void fill(Entry &e) {
 extern "C" {
 
 __attribute__((visibility("default"))) void dat_provider_init(const DAT_PROVIDER_INFO *info,
-                                                               const char *instance_data) {
+                                                              const char *instance_data) {
     fj_record((std::string("init:") + info->ia_name).c_str(), nullptr);
     auto *e = new Entry;
     e->info = *info;

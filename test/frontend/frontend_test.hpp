@@ -17,11 +17,11 @@ extern "C" DAT_RETURN dats_get_ia_handle(DAT_IA_HANDLE handle, DAT_IA_HANDLE *ou
 namespace fe {
 
 // IA names of the generated dat.conf (main.cpp): all served by the fake provider.
-inline constexpr const char *kGood = "fe-good";     // extensions + debug hooks
-inline constexpr const char *kGood2 = "fe-good2";   // same mode, second table
-inline constexpr const char *kNoExt = "fe-noext";   // no extensions, no hooks
-inline constexpr const char *kFail = "fe-fail";     // ia_open fails
-inline constexpr const char *kThreadSafe = "fe-ts"; // registered as threadsafe
+inline constexpr const char *kGood = "fe-good";      // extensions + debug hooks
+inline constexpr const char *kGood2 = "fe-good2";    // same mode, second table
+inline constexpr const char *kNoExt = "fe-noext";    // no extensions, no hooks
+inline constexpr const char *kFail = "fe-fail";      // ia_open fails
+inline constexpr const char *kThreadSafe = "fe-ts";  // registered as threadsafe
 inline constexpr int kConfEntries = 5;
 
 inline constexpr DAT_RETURN kInvalidIa = 0x8005000b;
@@ -29,22 +29,25 @@ inline constexpr DAT_RETURN kNotImplemented = 0xBFFF0000;
 inline constexpr DAT_RETURN kNotRegistered = 0x800A0064;
 
 // dat_ia_openv with a const name (the reference prototype takes a non-const DAT_NAME_PTR).
-inline DAT_RETURN openv(const char *name, DAT_COUNT qlen, DAT_EVD_HANDLE *evd, DAT_IA_HANDLE *ia, DAT_UINT32 major,
-                        DAT_UINT32 minor, DAT_BOOLEAN thread_safe) {
+inline DAT_RETURN openv(const char *name, DAT_COUNT qlen, DAT_EVD_HANDLE *evd, DAT_IA_HANDLE *ia,
+                        DAT_UINT32 major, DAT_UINT32 minor, DAT_BOOLEAN thread_safe) {
     return dat_ia_openv(const_cast<DAT_NAME_PTR>(name), qlen, evd, ia, major, minor, thread_safe);
 }
 
-inline std::string slot(int n) { return "slot:" + std::to_string(n); }
+inline std::string slot(int n) {
+    return "slot:" + std::to_string(n);
+}
 
 // Opens `name` (ASSERT-style failure reported by the caller checking ok()).
 class Ia {
-public:
+  public:
     explicit Ia(const char *name, DAT_BOOLEAN thread_safe = DAT_FALSE) {
         DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
         status_ = openv(name, 8, &evd, &ia_, 2, 0, thread_safe);
     }
     ~Ia() {
-        if (status_ == DAT_SUCCESS && ia_ != DAT_HANDLE_NULL) dat_ia_close(ia_, DAT_CLOSE_ABRUPT_FLAG);
+        if (status_ == DAT_SUCCESS && ia_ != DAT_HANDLE_NULL)
+            dat_ia_close(ia_, DAT_CLOSE_ABRUPT_FLAG);
     }
     Ia(const Ia &) = delete;
     Ia &operator=(const Ia &) = delete;
@@ -56,7 +59,9 @@ public:
         DAT_IA_HANDLE raw = DAT_HANDLE_NULL;
         return dats_get_ia_handle(ia_, &raw) == DAT_SUCCESS ? raw : nullptr;
     }
-    const DAT_PROVIDER *provider() const { return *static_cast<const DAT_PROVIDER *const *>(raw()); }
+    const DAT_PROVIDER *provider() const {
+        return *static_cast<const DAT_PROVIDER *const *>(raw());
+    }
     // Closes now; returns the result.
     DAT_RETURN close(DAT_CLOSE_FLAGS flags = DAT_CLOSE_ABRUPT_FLAG) {
         const DAT_RETURN r = dat_ia_close(ia_, flags);
@@ -64,7 +69,7 @@ public:
         return r;
     }
 
-private:
+  private:
     DAT_IA_HANDLE ia_ = DAT_HANDLE_NULL;
     DAT_RETURN status_ = DAT_SUCCESS;
 };
@@ -75,7 +80,11 @@ struct FakeObject {
     int payload = 0;
 };
 
-inline int inits(const char *name) { return fj_count((std::string("init:") + name).c_str()); }
-inline int finis(const char *name) { return fj_count((std::string("fini:") + name).c_str()); }
+inline int inits(const char *name) {
+    return fj_count((std::string("init:") + name).c_str());
+}
+inline int finis(const char *name) {
+    return fj_count((std::string("fini:") + name).c_str());
+}
 
 }  // namespace fe

@@ -102,7 +102,8 @@ TEST(IaHandles, DatsGetIaHandleForwardAndReverse) {
 
     DAT_IA_HANDLE out = DAT_HANDLE_NULL;
     EXPECT_EQ(dats_get_ia_handle(nullptr, &out), fe::kInvalidIa);
-    EXPECT_EQ(dats_get_ia_handle(reinterpret_cast<DAT_IA_HANDLE>(std::uintptr_t{40}), &out), fe::kInvalidIa);
+    EXPECT_EQ(dats_get_ia_handle(reinterpret_cast<DAT_IA_HANDLE>(std::uintptr_t{40}), &out),
+              fe::kInvalidIa);
     int not_an_ia = 0;
     EXPECT_EQ(dats_get_ia_handle(&not_an_ia, &out), fe::kInvalidIa);
 }
@@ -110,7 +111,8 @@ TEST(IaHandles, DatsGetIaHandleForwardAndReverse) {
 TEST(IaOpen, PostOpenQueryAsksForTheProviderSpecificAttributes) {
     fe::Ia a(fe::kGood);
     ASSERT_TRUE(a.ok());
-    EXPECT_TRUE(fj_get_int("ia_query.provider_mask") & static_cast<long>(DAT_PROVIDER_FIELD_PROVIDER_SPECIFIC_ATTR));
+    EXPECT_TRUE(fj_get_int("ia_query.provider_mask") &
+                static_cast<long>(DAT_PROVIDER_FIELD_PROVIDER_SPECIFIC_ATTR));
 }
 
 TEST(Refcount, LastCloseUnloadsTheProviderAndReopenInitsAgain) {
@@ -174,7 +176,8 @@ TEST(Concurrency, LiveHandlesAreDistinct) {
             for (int i = 0; i < kPerThread; ++i) {
                 DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
                 DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
-                if (fe::openv(fe::kGood, 8, &evd, &ia, 2, 0, DAT_FALSE) == DAT_SUCCESS) got[t].push_back(ia);
+                if (fe::openv(fe::kGood, 8, &evd, &ia, 2, 0, DAT_FALSE) == DAT_SUCCESS)
+                    got[t].push_back(ia);
             }
         });
     }
@@ -183,7 +186,8 @@ TEST(Concurrency, LiveHandlesAreDistinct) {
     for (auto &v : got)
         for (DAT_IA_HANDLE h : v) EXPECT_TRUE(all.insert(h).second);
     EXPECT_EQ(all.size(), static_cast<std::size_t>(kThreads * kPerThread));
-    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(*all.rbegin()), static_cast<std::uintptr_t>(kThreads * kPerThread));
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(*all.rbegin()),
+              static_cast<std::uintptr_t>(kThreads * kPerThread));
     for (DAT_IA_HANDLE h : all) EXPECT_EQ(dat_ia_close(h, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
 }
 

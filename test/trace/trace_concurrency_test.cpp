@@ -18,7 +18,7 @@ using namespace trace_test;
 namespace {
 
 class TraceConcurrency : public ::testing::Test {
-protected:
+  protected:
     CleanEnvironment env_;
     TempDir dir_;
 };
@@ -44,7 +44,8 @@ std::map<int, std::vector<int>> parse_lines(const std::string &text) {
 void emit_numbered(int thread, int count) {
     for (int i = 0; i < count; ++i) {
         const int len = (i * 37 + thread * 11) % 700;  // varied lengths, some lines > 512 bytes
-        DAT_TRC(tr::kNormal, "mt", "thread=%d seq=%d len=%d %s", thread, i, len, std::string(len, 'p').c_str());
+        DAT_TRC(tr::kNormal, "mt", "thread=%d seq=%d len=%d %s", thread, i, len,
+                std::string(len, 'p').c_str());
     }
 }
 

@@ -21,7 +21,7 @@ using namespace trace_test;
 namespace {
 
 class TraceDest : public ::testing::Test {
-protected:
+  protected:
     CleanEnvironment env_;
     TempDir dir_;
 };
@@ -72,7 +72,8 @@ TEST_F(TraceDest, StdoutForBothDomains) {
 }
 
 TEST_F(TraceDest, ListOfDestinations) {
-    const auto r = run_helper({"emit", "dat", "1", "x", "twice"}, {{"DAT_TRACE_DEST", " stderr , stdout ,"}});
+    const auto r =
+        run_helper({"emit", "dat", "1", "x", "twice"}, {{"DAT_TRACE_DEST", " stderr , stdout ,"}});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     expect_line(only_line(r.out), "DAT", "ERR", "x", "twice");
     expect_line(only_line(r.err), "DAT", "ERR", "x", "twice");
@@ -89,12 +90,14 @@ TEST_F(TraceDest, LegacyDbgDestAndPrecedence) {
     expect_line(only_line(r.out), "DAPL", "ERR", "x", "legacy");
 
     // *_TRACE_DEST wins over *_DBG_DEST.
-    r = run_helper({"emit", "dat", "1", "x", "modern"}, {{"DAT_DBG_DEST", "1"}, {"DAT_TRACE_DEST", "stderr"}});
+    r = run_helper({"emit", "dat", "1", "x", "modern"},
+                   {{"DAT_DBG_DEST", "1"}, {"DAT_TRACE_DEST", "stderr"}});
     EXPECT_EQ(r.out, "");
     expect_line(only_line(r.err), "DAT", "ERR", "x", "modern");
 
     // And the legacy pair works together: DBG_TYPE 0x3 (errors + warnings) -> level 3.
-    r = run_helper({"emit", "dapl", "3", "x", "normal"}, {{"DAPL_DBG_TYPE", "0x3"}, {"DAPL_DBG_DEST", "1"}});
+    r = run_helper({"emit", "dapl", "3", "x", "normal"},
+                   {{"DAPL_DBG_TYPE", "0x3"}, {"DAPL_DBG_DEST", "1"}});
     EXPECT_EQ(r.err, "");
     expect_line(only_line(r.out), "DAPL", "EVT", "x", "normal");
 }
@@ -116,7 +119,8 @@ TEST_F(TraceDest, BadLegacyDbgDestFallsBackToStderrWithWarning) {
         EXPECT_EQ(r.out, "");
         const auto w = warning_lines(r.err);
         ASSERT_EQ(w.size(), 1u) << r.err;
-        EXPECT_NE(w[0].find(std::string("DAT_DBG_DEST=\"") + bad + "\""), std::string::npos) << w[0];
+        EXPECT_NE(w[0].find(std::string("DAT_DBG_DEST=\"") + bad + "\""), std::string::npos)
+            << w[0];
         EXPECT_NE(w[0].find("using stderr"), std::string::npos) << w[0];
         EXPECT_EQ(split_lines(r.err).size(), 2u) << r.err;  // warning + the line itself
     }
@@ -137,11 +141,13 @@ TEST_F(TraceDest, SyslogIsSelectedAndDoesNotCrash) {
     EXPECT_EQ(tr::dat_domain().destinations(), unsigned{tr::kDestSyslog});
     EXPECT_EQ(tr::dapl_domain().destinations(), unsigned{tr::kDestSyslog | tr::kDestStderr});
     errno = 0;
-    for (int level : {1, 2, 3, 5, 7, 10}) tr::dat_domain().emit(level, "test", "opendat trace syslog test %d", level);
+    for (int level : {1, 2, 3, 5, 7, 10})
+        tr::dat_domain().emit(level, "test", "opendat trace syslog test %d", level);
     EXPECT_EQ(errno, 0);
 
     // Also in a child (a process that never called openlog()).
-    const auto r = run_helper({"emit", "dat", "1", "x", "opendat trace syslog test"}, {{"DAT_TRACE_DEST", "syslog"}});
+    const auto r = run_helper({"emit", "dat", "1", "x", "opendat trace syslog test"},
+                              {{"DAT_TRACE_DEST", "syslog"}});
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(r.err, "");
@@ -154,7 +160,8 @@ TEST_F(TraceDest, FileWithPidAndHostExpansion) {
     ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
     set_env("DAT_TRACE_DEST", dir_.file("dat-%p-%h-100%%.log"));
     tr::dat_domain().configure_from_environment();
-    const std::string expect = dir_.file("dat-" + std::to_string(getpid()) + "-" + host + "-100%.log");
+    const std::string expect =
+        dir_.file("dat-" + std::to_string(getpid()) + "-" + host + "-100%.log");
     ASSERT_NE(tr::dat_domain().file_path(0), nullptr);
     EXPECT_EQ(tr::dat_domain().file_path(0), expect);
     EXPECT_EQ(tr::dat_domain().file_path(1), nullptr);
@@ -183,9 +190,7 @@ TEST_F(TraceDest, FilePerProcessWithPid) {
 
 TEST_F(TraceDest, FileIsAppendedAndCloseOnExec) {
     const std::string path = dir_.file("append.log");
-    {
-        std::ofstream(path) << "existing line\n";
-    }
+    { std::ofstream(path) << "existing line\n"; }
     set_env("DAT_TRACE_DEST", path + ",stderr");
     tr::dat_domain().configure_from_environment();
     EXPECT_EQ(tr::dat_domain().destinations(), unsigned{tr::kDestFile | tr::kDestStderr});
@@ -212,7 +217,8 @@ TEST_F(TraceDest, FileIsAppendedAndCloseOnExec) {
 
 TEST_F(TraceDest, UnopenableFileFallsBackToStderrWithReason) {
     const std::string bad = dir_.file("no-such-dir/trace.log");
-    const auto r = run_helper({"emit", "dat", "1", "registry", "still traced"}, {{"DAT_TRACE_DEST", bad}});
+    const auto r =
+        run_helper({"emit", "dat", "1", "registry", "still traced"}, {{"DAT_TRACE_DEST", bad}});
     EXPECT_EQ(r.out, "");
     const auto lines = split_lines(r.err);
     ASSERT_EQ(lines.size(), 2u) << r.err;
@@ -230,7 +236,8 @@ TEST_F(TraceDest, UnopenableFileFallsBackToStderrWithReason) {
 
 TEST_F(TraceDest, QueryReportsFileDestination) {
     const std::string path = dir_.file("q.log");
-    const auto q = run_helper({"query", "dapl"}, {{"DAPL_TRACE_DEST", path}, {"DAPL_TRACE_LEVEL", "7"}});
+    const auto q =
+        run_helper({"query", "dapl"}, {{"DAPL_TRACE_DEST", path}, {"DAPL_TRACE_LEVEL", "7"}});
     EXPECT_EQ(q.out, "level=7 dests=" + std::to_string(tr::kDestFile) + " file=" + path + "\n");
     EXPECT_EQ(q.err, "");
 }

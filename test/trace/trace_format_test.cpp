@@ -20,7 +20,7 @@ using namespace trace_test;
 namespace {
 
 class TraceFormat : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         set_env("DAT_TRACE_DEST", log_);
         set_env("DAPL_TRACE_DEST", log_);
@@ -56,8 +56,8 @@ TEST_F(TraceFormat, LineHasWhoKindTimePidTidWhereMessage) {
 
     std::tm tm{};
     int usec = -1;
-    ASSERT_EQ(std::sscanf(m[3].str().c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%6dZ", &tm.tm_year, &tm.tm_mon,
-                          &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &usec),
+    ASSERT_EQ(std::sscanf(m[3].str().c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%6dZ", &tm.tm_year,
+                          &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &usec),
               7);
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
@@ -122,7 +122,8 @@ TEST_F(TraceFormat, LongMessageIsTruncatedWithMarker) {
     std::smatch m;
     ASSERT_TRUE(std::regex_match(l[0], m, line_regex()));
     const std::string msg = m[7];
-    EXPECT_EQ(msg.substr(msg.size() - std::strlen(tr::detail::kTruncatedMarker)), tr::detail::kTruncatedMarker);
+    EXPECT_EQ(msg.substr(msg.size() - std::strlen(tr::detail::kTruncatedMarker)),
+              tr::detail::kTruncatedMarker);
     EXPECT_EQ(msg.find_first_not_of('x'), msg.size() - std::strlen(tr::detail::kTruncatedMarker));
 }
 
@@ -130,7 +131,7 @@ TEST_F(TraceFormat, MessageThatExactlyFitsIsNotTruncated) {
     // Find the prefix length from a short line, then fill the buffer exactly.
     DAT_TRC(tr::kError, "fit", "%s", "");
     const std::size_t prefix = read_file(log_).size() - 1;  // minus the newline
-    ASSERT_EQ(::truncate(log_.c_str(), 0), 0);  // O_APPEND: the next line starts at 0
+    ASSERT_EQ(::truncate(log_.c_str(), 0), 0);              // O_APPEND: the next line starts at 0
     const std::string fill(tr::detail::kLineMax - prefix - 1, 'y');
     DAT_TRC(tr::kError, "fit", "%s", fill.c_str());
     const std::string text = read_file(log_);
@@ -159,7 +160,8 @@ TEST_F(TraceFormat, ErrnoIsPreservedAndAvailableToPercentM) {
     EXPECT_EQ(errno, EAGAIN);
     const auto l = lines();
     ASSERT_EQ(l.size(), 1u);
-    EXPECT_NE(l[0].find(std::string("write failed: ") + std::strerror(ENOSPC)), std::string::npos) << l[0];
+    EXPECT_NE(l[0].find(std::string("write failed: ") + std::strerror(ENOSPC)), std::string::npos)
+        << l[0];
 }
 
 TEST_F(TraceFormat, NullWhereAndLongWhere) {

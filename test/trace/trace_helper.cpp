@@ -15,7 +15,7 @@ using opendat::trace::Domain;
 int main(int argc, char **argv) {
     if (argc < 3) return 2;
     Domain &d = std::strcmp(argv[2], "dapl") == 0 ? opendat::trace::dapl_domain()
-                                                 : opendat::trace::dat_domain();
+                                                  : opendat::trace::dat_domain();
     if (std::strcmp(argv[1], "query") == 0) {
         const char *f = d.file_path(0);
         std::printf("level=%d dests=%u file=%s\n", d.level(), d.destinations(), f ? f : "-");

@@ -15,7 +15,7 @@ using namespace trace_test;
 namespace {
 
 class TraceLevel : public ::testing::Test {
-protected:
+  protected:
     CleanEnvironment env_;
     TempDir dir_;
     // Configuration warnings go to a file we can read (instead of our stderr).
@@ -68,8 +68,8 @@ TEST_F(TraceLevel, DomainsAreIndependent) {
 }
 
 TEST_F(TraceLevel, BadValuesKeepDefaultWithOneWarning) {
-    const char *bad[] = {"", "abc", "-1", "11", "3x", " 3", "3 ", "+3", "0x3", "3.0",
-                         "99999999999999999999"};
+    const char *bad[] = {
+        "", "abc", "-1", "11", "3x", " 3", "3 ", "+3", "0x3", "3.0", "99999999999999999999"};
     for (const auto &c : both_domains()) {
         set_env(c.dest_env, log_);
         for (const char *v : bad) {
@@ -79,11 +79,15 @@ TEST_F(TraceLevel, BadValuesKeepDefaultWithOneWarning) {
             c.domain->configure_from_environment();
             EXPECT_EQ(c.domain->level(), tr::kError) << c.level_env << "=\"" << v << "\"";
             const auto warnings = warning_lines(read_file(log_));
-            ASSERT_EQ(warnings.size(), 1u) << c.level_env << "=\"" << v << "\"\n" << read_file(log_);
+            ASSERT_EQ(warnings.size(), 1u) << c.level_env << "=\"" << v << "\"\n"
+                                           << read_file(log_);
             const std::string expect = std::string(c.level_env) + "=\"" + v + "\"";
             EXPECT_NE(warnings[0].find(expect), std::string::npos) << warnings[0];
-            EXPECT_NE(warnings[0].find("using the default level 1"), std::string::npos) << warnings[0];
-            EXPECT_EQ(warnings[0].rfind(c.level_env == std::string("DAT_TRACE_LEVEL") ? "DAT " : "DAPL ", 0), 0u)
+            EXPECT_NE(warnings[0].find("using the default level 1"), std::string::npos)
+                << warnings[0];
+            EXPECT_EQ(warnings[0].rfind(
+                          c.level_env == std::string("DAT_TRACE_LEVEL") ? "DAT " : "DAPL ", 0),
+                      0u)
                 << warnings[0];
         }
     }
@@ -103,12 +107,13 @@ TEST(TraceLegacyMask, MapsBitsToLevels) {
         unsigned long mask;
         int level;
     } cases[] = {
-        {0x0, 0},    {0x1, 1},  {0x2, 3},   {0x3, 3},    {0x4, 7},     {0x5, 7},
-        {0x10, 7},   {0x20, 7}, {0x21, 7},  {0x7f, 7},   {0x100, 7},   {0x1000000, 7},
-        {0xff, 10},  {0x1fe, 10}, {0xffff, 10}, {0xffffffff, 10},
+        {0x0, 0},   {0x1, 1},    {0x2, 3},     {0x3, 3},         {0x4, 7},   {0x5, 7},
+        {0x10, 7},  {0x20, 7},   {0x21, 7},    {0x7f, 7},        {0x100, 7}, {0x1000000, 7},
+        {0xff, 10}, {0x1fe, 10}, {0xffff, 10}, {0xffffffff, 10},
     };
     for (const auto &c : cases)
-        EXPECT_EQ(tr::detail::level_from_legacy_mask(c.mask), c.level) << std::hex << "0x" << c.mask;
+        EXPECT_EQ(tr::detail::level_from_legacy_mask(c.mask), c.level)
+            << std::hex << "0x" << c.mask;
 }
 
 TEST(TraceLegacyMask, ParsesLikeStrtolBaseZero) {
@@ -131,7 +136,7 @@ TEST_F(TraceLevel, LegacyTypeFromEnvironment) {
     struct {
         const char *value;
         int level;
-    } cases[] = {{"0", 0}, {"1", 1}, {"0x2", 3}, {"0x3", 3}, {"0x4", 7},
+    } cases[] = {{"0", 0},   {"1", 1},     {"0x2", 3}, {"0x3", 3},    {"0x4", 7},
                  {"010", 7}, {"0xff", 10}, {"-1", 10}, {"0xffff", 10}};
     for (const auto &c : both_domains()) {
         for (const auto &k : cases) {
@@ -200,7 +205,8 @@ TEST_F(TraceLevel, RunTimeSetLevelTakesEffectAtNextTracePoint) {
         ASSERT_TRUE(std::regex_match(l, m, line_regex())) << l;
         messages.push_back(m[1].str() + ":" + m[7].str());
     }
-    EXPECT_EQ(messages, (std::vector<std::string>{"DAT:normal-1", "DAT:detail-2", "DAPL:dapl-error-1"}));
+    EXPECT_EQ(messages,
+              (std::vector<std::string>{"DAT:normal-1", "DAT:detail-2", "DAPL:dapl-error-1"}));
 }
 
 TEST_F(TraceLevel, DisabledTracePointDoesNotEvaluateArguments) {

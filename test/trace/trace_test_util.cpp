@@ -46,7 +46,9 @@ CleanEnvironment::~CleanEnvironment() {
     reconfigure();
 }
 
-void set_env(const char *name, const std::string &value) { ::setenv(name, value.c_str(), 1); }
+void set_env(const char *name, const std::string &value) {
+    ::setenv(name, value.c_str(), 1);
+}
 
 void reconfigure() {
     opendat::trace::dat_domain().configure_from_environment();
@@ -164,7 +166,8 @@ std::vector<std::string> warning_lines(const std::string &text) {
     std::vector<std::string> out;
     for (const auto &l : split_lines(text)) {
         std::smatch m;
-        if (std::regex_match(l, m, line_regex()) && m[2] == "WRN" && m[6] == "trace") out.push_back(l);
+        if (std::regex_match(l, m, line_regex()) && m[2] == "WRN" && m[6] == "trace")
+            out.push_back(l);
     }
     return out;
 }

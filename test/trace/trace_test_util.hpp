@@ -11,20 +11,20 @@ namespace trace_test {
 
 // Every variable the facility reads.
 inline constexpr const char *kTraceVars[] = {
-    "DAT_TRACE_LEVEL", "DAT_TRACE_DEST", "DAT_DBG_TYPE",  "DAT_DBG_DEST",
+    "DAT_TRACE_LEVEL",  "DAT_TRACE_DEST",  "DAT_DBG_TYPE",  "DAT_DBG_DEST",
     "DAPL_TRACE_LEVEL", "DAPL_TRACE_DEST", "DAPL_DBG_TYPE", "DAPL_DBG_DEST",
 };
 
 // RAII: unsets every trace variable and reconfigures both domains (defaults); on
 // destruction restores the variables as they were and reconfigures again.
 class CleanEnvironment {
-public:
+  public:
     CleanEnvironment();
     ~CleanEnvironment();
     CleanEnvironment(const CleanEnvironment &) = delete;
     CleanEnvironment &operator=(const CleanEnvironment &) = delete;
 
-private:
+  private:
     std::vector<std::pair<std::string, std::string>> saved_;  // variables that were set
 };
 
@@ -33,7 +33,7 @@ void reconfigure();  // both domains
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents on destruction.
 class TempDir {
-public:
+  public:
     TempDir();
     ~TempDir();
     TempDir(const TempDir &) = delete;
@@ -41,7 +41,7 @@ public:
     const std::string &path() const { return path_; }
     std::string file(const std::string &name) const { return path_ + "/" + name; }
 
-private:
+  private:
     std::string path_;
 };
 

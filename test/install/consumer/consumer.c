@@ -3,8 +3,7 @@
 
 #include <stdio.h>
 
-int main(void)
-{
+int main(void) {
     DAT_PROVIDER_INFO info[32];
     DAT_PROVIDER_INFO *list[32];
     for (int i = 0; i < 32; i++) list[i] = &info[i];
