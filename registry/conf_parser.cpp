@@ -9,14 +9,18 @@ namespace opendat::registry {
 namespace {
 
 constexpr std::array<const char *, 8> kFieldNames = {
-    "ia_name", "api_version", "thread_safety", "default",
-    "library", "provider_version", "ia_params", "platform_params"};
+    "ia_name", "api_version",      "thread_safety", "default",
+    "library", "provider_version", "ia_params",     "platform_params"};
 
-bool is_blank(char c) { return c == ' ' || c == '\t'; }
+bool is_blank(char c) {
+    return c == ' ' || c == '\t';
+}
 
 // Control bytes other than tab mean the file is not text; a line holding one is rejected
 // as a whole rather than guessing where its fields are.
-bool is_binary(unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; }
+bool is_binary(unsigned char c) {
+    return (c < 0x20 && c != '\t') || c == 0x7f;
+}
 
 struct LineError {
     std::string field;
@@ -94,7 +98,8 @@ std::optional<LineError> build_entry(std::vector<std::string> &f, ConfigEntry &e
 
     if (auto m = missing(1)) return m;
     auto api = parse_api_version(f[1]);
-    if (!api) return LineError{"api_version", "api version must look like u2.0 (got '" + f[1] + "')"};
+    if (!api)
+        return LineError{"api_version", "api version must look like u2.0 (got '" + f[1] + "')"};
     e.user_level = api->user_level;
     e.api_major = api->major;
     e.api_minor = api->minor;
@@ -106,7 +111,8 @@ std::optional<LineError> build_entry(std::vector<std::string> &f, ConfigEntry &e
     else if (f[2].starts_with("nonthreadsafe"))
         e.thread_safe = false;
     else
-        return LineError{"thread_safety", "must be threadsafe or nonthreadsafe (got '" + f[2] + "')"};
+        return LineError{"thread_safety",
+                         "must be threadsafe or nonthreadsafe (got '" + f[2] + "')"};
 
     if (auto m = missing(3)) return m;
     if (f[3].starts_with("default"))
@@ -123,8 +129,10 @@ std::optional<LineError> build_entry(std::vector<std::string> &f, ConfigEntry &e
     if (auto m = missing(5)) return m;
     auto pv = parse_provider_version(f[5]);
     if (!pv)
-        return LineError{"provider_version",
-                         "provider version must look like <id>.<major>.<minor>, e.g. dapl.2.0 (got '" + f[5] + "')"};
+        return LineError{
+            "provider_version",
+            "provider version must look like <id>.<major>.<minor>, e.g. dapl.2.0 (got '" + f[5] +
+                "')"};
     e.provider_id = std::move(pv->id);
     e.provider_major = pv->major;
     e.provider_minor = pv->minor;
@@ -151,15 +159,17 @@ ParseResult parse_dat_conf(std::string_view text, const std::string &file) {
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // CRLF files
 
         auto fail = [&](std::string field, std::string message) {
-            r.diagnostics.push_back(ConfigDiagnostic{file, line_no, std::move(field), std::move(message)});
+            r.diagnostics.push_back(
+                ConfigDiagnostic{file, line_no, std::move(field), std::move(message)});
         };
 
         std::size_t bad = 0;
         while (bad < line.size() && !is_binary(static_cast<unsigned char>(line[bad]))) ++bad;
         if (bad < line.size()) {
             // No field attribution: a line with control bytes is not a record at all.
-            fail("line", line[bad] == '\0' ? "binary/NUL byte at column " + std::to_string(bad + 1)
-                                           : "binary/control byte at column " + std::to_string(bad + 1));
+            fail("line", line[bad] == '\0'
+                             ? "binary/NUL byte at column " + std::to_string(bad + 1)
+                             : "binary/control byte at column " + std::to_string(bad + 1));
             continue;
         }
 

@@ -23,8 +23,8 @@ FileParse read_config_file(const std::string &path) noexcept {
     try {
         std::ifstream in(path, std::ios::binary);
         if (!in) {
-            fp.result.diagnostics.push_back(
-                ConfigDiagnostic{path, 0, "file", std::string("cannot open: ") + std::strerror(errno)});
+            fp.result.diagnostics.push_back(ConfigDiagnostic{
+                path, 0, "file", std::string("cannot open: ") + std::strerror(errno)});
             return fp;
         }
         // Bounded read: a config file is small; refusing a huge one beats exhausting memory.
@@ -34,7 +34,8 @@ FileParse read_config_file(const std::string &path) noexcept {
             text.append(buf, static_cast<std::size_t>(in.gcount()));
             if (text.size() > kMaxConfigFileSize) {
                 fp.result.diagnostics.push_back(ConfigDiagnostic{
-                    path, 0, "file", "file larger than " + std::to_string(kMaxConfigFileSize) + " bytes, ignored"});
+                    path, 0, "file",
+                    "file larger than " + std::to_string(kMaxConfigFileSize) + " bytes, ignored"});
                 return fp;
             }
         }
@@ -45,7 +46,8 @@ FileParse read_config_file(const std::string &path) noexcept {
         fp.opened = true;
         fp.result = is_yaml_path(path) ? parse_yaml_conf(text, path) : parse_dat_conf(text, path);
     } catch (const std::exception &ex) {
-        fp.result.diagnostics.push_back(ConfigDiagnostic{path, 0, "file", std::string("internal error: ") + ex.what()});
+        fp.result.diagnostics.push_back(
+            ConfigDiagnostic{path, 0, "file", std::string("internal error: ") + ex.what()});
     } catch (...) {
         fp.result.diagnostics.push_back(ConfigDiagnostic{path, 0, "file", "internal error"});
     }

@@ -21,7 +21,8 @@ std::string provider_dir_candidate(const std::string &name) {
 
 }  // namespace
 
-std::unique_ptr<ProviderLibrary> ProviderLibrary::open(const std::string &path, std::string &error) noexcept {
+std::unique_ptr<ProviderLibrary> ProviderLibrary::open(const std::string &path,
+                                                       std::string &error) noexcept {
     try {
         dlerror();  // clear any stale message
         void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
@@ -58,20 +59,20 @@ std::unique_ptr<ProviderLibrary> ProviderLibrary::open(const std::string &path, 
 
 void ProviderLibrary::init(const DAT_PROVIDER_INFO *info, const char *instance_data) noexcept {
     if (!init_) {
-        DAT_TRC(trace::kDetail, "registry", "%s: no " DAT_PROVIDER_INIT_FUNC_STR " entry point, nothing called",
-                path_.c_str());
+        DAT_TRC(trace::kDetail, "registry",
+                "%s: no " DAT_PROVIDER_INIT_FUNC_STR " entry point, nothing called", path_.c_str());
         return;
     }
-    DAT_TRC(trace::kDetail, "registry", "%s: calling " DAT_PROVIDER_INIT_FUNC_STR "('%s', \"%s\")", path_.c_str(),
-            info->ia_name, instance_data);
+    DAT_TRC(trace::kDetail, "registry", "%s: calling " DAT_PROVIDER_INIT_FUNC_STR "('%s', \"%s\")",
+            path_.c_str(), info->ia_name, instance_data);
     initialized_with_ = info;
     init_(info, instance_data);
 }
 
 ProviderLibrary::~ProviderLibrary() {
     if (initialized_with_ && fini_) {
-        DAT_TRC(trace::kDetail, "registry", "%s: calling " DAT_PROVIDER_FINI_FUNC_STR "('%s')", path_.c_str(),
-                initialized_with_->ia_name);
+        DAT_TRC(trace::kDetail, "registry", "%s: calling " DAT_PROVIDER_FINI_FUNC_STR "('%s')",
+                path_.c_str(), initialized_with_->ia_name);
         fini_(initialized_with_);
     }
     if (dlclose(handle_) != 0) {

@@ -11,11 +11,12 @@
 namespace opendat::registry {
 
 class ProviderLibrary {
-public:
+  public:
     // dlopen(path, RTLD_NOW|RTLD_GLOBAL) and look up the entry points. GLOBAL is required:
     // providers (e.g. Debian's libdaplofa.so.2) resolve dat_registry_add_provider from the
     // global scope. On failure returns null and sets `error` to the reason.
-    static std::unique_ptr<ProviderLibrary> open(const std::string &path, std::string &error) noexcept;
+    static std::unique_ptr<ProviderLibrary> open(const std::string &path,
+                                                 std::string &error) noexcept;
 
     ~ProviderLibrary();
     ProviderLibrary(const ProviderLibrary &) = delete;
@@ -31,8 +32,9 @@ public:
     // dat_registry_add_provider from inside, so the caller must not hold registry locks.
     void init(const DAT_PROVIDER_INFO *info, const char *instance_data) noexcept;
 
-private:
-    ProviderLibrary(void *handle, std::string path) noexcept : handle_(handle), path_(std::move(path)) {}
+  private:
+    ProviderLibrary(void *handle, std::string path) noexcept
+        : handle_(handle), path_(std::move(path)) {}
 
     void *handle_;
     std::string path_;

@@ -39,11 +39,11 @@ namespace {
 struct StaticEntry {
     enum class State { Idle, Loading, Loaded, Unloading };
 
-    DAT_PROVIDER_INFO info{};               // persistent key handed to dat_provider_init/fini
-    std::vector<ConfigEntry> candidates;    // same-key entries in file order; immutable once built
+    DAT_PROVIDER_INFO info{};             // persistent key handed to dat_provider_init/fini
+    std::vector<ConfigEntry> candidates;  // same-key entries in file order; immutable once built
     State state = State::Idle;
-    int refs = 0;                           // open_provider references (Loaded only)
-    std::unique_ptr<ProviderLibrary> lib;   // set while Loaded
+    int refs = 0;                          // open_provider references (Loaded only)
+    std::unique_ptr<ProviderLibrary> lib;  // set while Loaded
 };
 using EntryPtr = std::shared_ptr<StaticEntry>;
 
@@ -64,19 +64,21 @@ void apply_trace_level(const ConfigEntry &c) {
     if (c.trace_level < 0 || std::getenv("DAPL_TRACE_LEVEL")) return;
     const std::string v = std::to_string(c.trace_level);
     if (setenv("DAPL_TRACE_LEVEL", v.c_str(), 0) == 0)
-        DAT_TRC(trace::kNormal, "registry", "ia '%s': DAPL_TRACE_LEVEL=%s from %s:%d", c.ia_name.c_str(), v.c_str(),
-                c.file.c_str(), c.line);
+        DAT_TRC(trace::kNormal, "registry", "ia '%s': DAPL_TRACE_LEVEL=%s from %s:%d",
+                c.ia_name.c_str(), v.c_str(), c.file.c_str(), c.line);
 }
 
-std::string where(const ConfigEntry &e) { return e.file + ":" + std::to_string(e.line); }
+std::string where(const ConfigEntry &e) {
+    return e.file + ":" + std::to_string(e.line);
+}
 
 // "ia 'x': /lib/libfoo.so: cannot open shared object file: ..." (dlerror texts already
 // start with the path; other reasons get it prefixed).
 void trace_failures(int level, const std::string &name, const std::vector<LoadFailure> &why) {
     for (const auto &f : why) {
         const bool prefixed = f.library.empty() || f.reason.starts_with(f.library);
-        DAT_TRC(level, "registry", "ia '%s': %s%s%s", name.c_str(), prefixed ? "" : f.library.c_str(),
-                prefixed ? "" : ": ", f.reason.c_str());
+        DAT_TRC(level, "registry", "ia '%s': %s%s%s", name.c_str(),
+                prefixed ? "" : f.library.c_str(), prefixed ? "" : ": ", f.reason.c_str());
     }
 }
 
@@ -87,8 +89,9 @@ struct Registry::Impl {
     mutable std::mutex mu;
     bool initialized = false;
     ConfigSnapshot snap;
-    std::vector<EntryPtr> entries;   // the static registry: one per key, in file order
-    std::vector<EntryPtr> retired;   // dropped by initialize()/shutdown() but still busy or referenced
+    std::vector<EntryPtr> entries;  // the static registry: one per key, in file order
+    std::vector<EntryPtr>
+        retired;  // dropped by initialize()/shutdown() but still busy or referenced
     std::vector<DynamicEntry> dynamic;
     std::map<std::string, std::vector<LoadFailure>> failures;  // by IA name, last open only
 
@@ -101,7 +104,8 @@ struct Registry::Impl {
     EntryPtr find_open_static(const DAT_PROVIDER_INFO &key) const {
         for (const auto *list : {&entries, &retired})
             for (const auto &e : *list)
-                if (e->state == StaticEntry::State::Loaded && e->refs > 0 && same_key(e->info, key)) return e;
+                if (e->state == StaticEntry::State::Loaded && e->refs > 0 && same_key(e->info, key))
+                    return e;
         return nullptr;
     }
     DynamicEntry *find_dynamic(const DAT_PROVIDER_INFO &key) {
@@ -110,7 +114,9 @@ struct Registry::Impl {
         return nullptr;
     }
     void prune_retired() {
-        std::erase_if(retired, [](const EntryPtr &e) { return e->state == StaticEntry::State::Idle && e->refs == 0; });
+        std::erase_if(retired, [](const EntryPtr &e) {
+            return e->state == StaticEntry::State::Idle && e->refs == 0;
+        });
     }
     void retire_all() {
         for (auto &e : entries)
@@ -121,15 +127,16 @@ struct Registry::Impl {
     // Takes one reference on `e`, loading it (dlopen + dat_provider_init) on 0 -> 1.
     // Called and returns with `lk` held; drops it while foreign code runs.
     // `loaded` tells whether this call did the load (so `why` describes the entry's state).
-    bool acquire(std::unique_lock<std::mutex> &lk, StaticEntry &e, std::vector<LoadFailure> &why, bool &loaded);
+    bool acquire(std::unique_lock<std::mutex> &lk, StaticEntry &e, std::vector<LoadFailure> &why,
+                 bool &loaded);
     // Drops one reference; on 1 -> 0 calls dat_provider_fini and dlcloses (lock dropped meanwhile).
     void release(std::unique_lock<std::mutex> &lk, StaticEntry &e);
     // Explains a name that has no static entry for the key (for last_failures()).
     std::string explain_missing(const DAT_PROVIDER_INFO &key) const;
 };
 
-bool Registry::Impl::acquire(std::unique_lock<std::mutex> &lk, StaticEntry &e, std::vector<LoadFailure> &why,
-                             bool &loaded) {
+bool Registry::Impl::acquire(std::unique_lock<std::mutex> &lk, StaticEntry &e,
+                             std::vector<LoadFailure> &why, bool &loaded) {
     using State = StaticEntry::State;
     loaded = false;
     if (e.state == State::Loaded) {  // fast path: no loader lock
@@ -161,13 +168,14 @@ bool Registry::Impl::acquire(std::unique_lock<std::mutex> &lk, StaticEntry &e, s
             std::string error;
             lib = ProviderLibrary::open(c.library, error);
             if (!lib) {
-                DAT_TRC(trace::kDetail, "registry", "ia '%s': candidate %s failed", name.c_str(), where(c).c_str());
+                DAT_TRC(trace::kDetail, "registry", "ia '%s': candidate %s failed", name.c_str(),
+                        where(c).c_str());
                 why.push_back({c.library, error});  // traced by open_provider
                 continue;
             }
             used = &c;
-            DAT_TRC(trace::kNormal, "registry", "ia '%s': loaded %s (%s)", name.c_str(), c.library.c_str(),
-                    where(c).c_str());
+            DAT_TRC(trace::kNormal, "registry", "ia '%s': loaded %s (%s)", name.c_str(),
+                    c.library.c_str(), where(c).c_str());
             lib->init(&e.info, c.ia_params.c_str());
             break;  // like the reference: the first library that dlopens is the one used
         }
@@ -198,7 +206,8 @@ void Registry::Impl::release(std::unique_lock<std::mutex> &lk, StaticEntry &e) {
     e.state = StaticEntry::State::Unloading;
     std::unique_ptr<ProviderLibrary> lib = std::move(e.lib);
     lk.unlock();
-    DAT_TRC(trace::kNormal, "registry", "ia '%s': unloading %s", e.info.ia_name, lib->path().c_str());
+    DAT_TRC(trace::kNormal, "registry", "ia '%s': unloading %s", e.info.ia_name,
+            lib->path().c_str());
     lib.reset();  // dat_provider_fini (which usually calls remove_provider), then dlclose
     lk.lock();
     e.state = StaticEntry::State::Idle;
@@ -211,9 +220,12 @@ std::string Registry::Impl::explain_missing(const DAT_PROVIDER_INFO &key) const 
     if (snap.path.empty() || !snap.opened) return why + " (no configuration file was read)";
     for (const auto &c : snap.entries) {
         if (c.ia_name != name) continue;
-        if (!c.loadable) return why + "; " + where(c) + " has '" + name + "' as a " + c.not_loaded_reason + ", not loaded";
-        return why + "; " + where(c) + " has '" + name + "' as u" + std::to_string(c.api_major) + "." +
-               std::to_string(c.api_minor) + (c.thread_safe ? " threadsafe" : " nonthreadsafe");
+        if (!c.loadable)
+            return why + "; " + where(c) + " has '" + name + "' as a " + c.not_loaded_reason +
+                   ", not loaded";
+        return why + "; " + where(c) + " has '" + name + "' as u" + std::to_string(c.api_major) +
+               "." + std::to_string(c.api_minor) +
+               (c.thread_safe ? " threadsafe" : " nonthreadsafe");
     }
     return why + " in " + snap.path;
 }
@@ -237,9 +249,11 @@ void Registry::initialize() noexcept {
         snap.path = loc.path;
         snap.reason = loc.reason;
         for (const auto &note : loc.notes)
-            DAT_TRC(trace::kNormal, "registry", "%s", note.c_str());  // a failure is also a diagnostic below
+            DAT_TRC(trace::kNormal, "registry", "%s",
+                    note.c_str());  // a failure is also a diagnostic below
         if (loc.found) {
-            DAT_TRC(trace::kNormal, "registry", "using config file %s (%s)", loc.path.c_str(), loc.reason.c_str());
+            DAT_TRC(trace::kNormal, "registry", "using config file %s (%s)", loc.path.c_str(),
+                    loc.reason.c_str());
             FileParse fp = read_config_file(loc.path);
             snap.opened = fp.opened;
             snap.entries = std::move(fp.result.entries);
@@ -247,11 +261,13 @@ void Registry::initialize() noexcept {
         } else if (!loc.path.empty()) {
             snap.diagnostics.push_back(ConfigDiagnostic{
                 loc.path, 0, "file",
-                loc.reason == "DAT_OVERRIDE" ? "DAT_OVERRIDE, bad filename - " + loc.path : "configuration file not found"});
+                loc.reason == "DAT_OVERRIDE" ? "DAT_OVERRIDE, bad filename - " + loc.path
+                                             : "configuration file not found"});
         }
         for (const auto &d : snap.diagnostics)
-            DAT_TRC(d.warning ? trace::kWarn : trace::kError, "registry", "%s:%d: %s: %s%s", d.file.c_str(), d.line,
-                    d.field.c_str(), d.message.c_str(), d.warning || d.field == "file" ? "" : " (entry skipped)");
+            DAT_TRC(d.warning ? trace::kWarn : trace::kError, "registry", "%s:%d: %s: %s%s",
+                    d.file.c_str(), d.line, d.field.c_str(), d.message.c_str(),
+                    d.warning || d.field == "file" ? "" : " (entry skipped)");
 
         // Only 'u' + default entries enter the static registry; same keys are chained.
         std::vector<EntryPtr> entries;
@@ -264,24 +280,27 @@ void Registry::initialize() noexcept {
                 c.not_loaded_reason = "nondefault entry";
             }
             if (!c.loadable) {
-                DAT_TRC(trace::kDetail, "registry", "%s: '%s' is a %s: not loaded", where(c).c_str(), c.ia_name.c_str(),
-                        c.not_loaded_reason.c_str());
+                DAT_TRC(trace::kDetail, "registry", "%s: '%s' is a %s: not loaded",
+                        where(c).c_str(), c.ia_name.c_str(), c.not_loaded_reason.c_str());
                 continue;
             }
             const DAT_PROVIDER_INFO key = key_of(c);
-            auto it = std::find_if(entries.begin(), entries.end(), [&](const EntryPtr &e) { return same_key(e->info, key); });
+            auto it = std::find_if(entries.begin(), entries.end(),
+                                   [&](const EntryPtr &e) { return same_key(e->info, key); });
             if (it == entries.end()) {
                 auto e = std::make_shared<StaticEntry>();
                 e->info = key;
                 entries.push_back(std::move(e));
                 it = entries.end() - 1;
             } else {
-                DAT_TRC(trace::kDetail, "registry", "%s: duplicate '%s' chained behind %s", where(c).c_str(),
-                        c.ia_name.c_str(), where((*it)->candidates.front()).c_str());
+                DAT_TRC(trace::kDetail, "registry", "%s: duplicate '%s' chained behind %s",
+                        where(c).c_str(), c.ia_name.c_str(),
+                        where((*it)->candidates.front()).c_str());
             }
             (*it)->candidates.push_back(c);
         }
-        DAT_TRC(trace::kNormal, "registry", "%zu entries read, %zu in the static registry, %zu diagnostics",
+        DAT_TRC(trace::kNormal, "registry",
+                "%zu entries read, %zu in the static registry, %zu diagnostics",
                 snap.entries.size(), entries.size(), snap.diagnostics.size());
 
         std::lock_guard lk(impl_->mu);
@@ -315,7 +334,8 @@ bool Registry::initialized() const noexcept {
     return impl_->initialized;
 }
 
-DAT_RETURN Registry::open_provider(const DAT_PROVIDER_INFO &key, const DAT_PROVIDER **provider) noexcept {
+DAT_RETURN Registry::open_provider(const DAT_PROVIDER_INFO &key,
+                                   const DAT_PROVIDER **provider) noexcept {
     if (!provider) return dat_error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
     *provider = nullptr;
     if (!impl_) return dat_error(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
@@ -345,10 +365,12 @@ DAT_RETURN Registry::open_provider(const DAT_PROVIDER_INFO &key, const DAT_PROVI
             return DAT_SUCCESS;
         }
         if (held) {
-            why.push_back({entry->lib->path(),
-                           entry->lib->has_init()
-                               ? "dat_provider_init ran but registered no provider for " + describe_key(key)
-                               : "loaded, but it has no dat_provider_init entry point, so no provider was registered"});
+            why.push_back(
+                {entry->lib->path(),
+                 entry->lib->has_init()
+                     ? "dat_provider_init ran but registered no provider for " + describe_key(key)
+                     : "loaded, but it has no dat_provider_init entry point, so no provider was "
+                       "registered"});
             // Unlike the reference (which keeps the library loaded), give the reference back.
             impl_->release(lk, *entry);
         } else if (entry && why.empty()) {
@@ -386,7 +408,8 @@ DAT_RETURN Registry::close_provider(const DAT_PROVIDER_INFO &key) noexcept {
     }
 }
 
-DAT_RETURN Registry::add_provider(const DAT_PROVIDER *provider, const DAT_PROVIDER_INFO *info) noexcept {
+DAT_RETURN Registry::add_provider(const DAT_PROVIDER *provider,
+                                  const DAT_PROVIDER_INFO *info) noexcept {
     if (!provider) return dat_error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
     // The reference crashes on a NULL info; an error code is kinder.
     if (!info) return dat_error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
@@ -395,25 +418,28 @@ DAT_RETURN Registry::add_provider(const DAT_PROVIDER *provider, const DAT_PROVID
         std::lock_guard lk(impl_->mu);
         if (!impl_->initialized) return dat_error(DAT_INVALID_STATE);
         if (impl_->find_dynamic(*info)) {
-            DAT_TRC(trace::kWarn, "registry", "add_provider %s: already registered", describe_key(*info).c_str());
+            DAT_TRC(trace::kWarn, "registry", "add_provider %s: already registered",
+                    describe_key(*info).c_str());
             return dat_error(DAT_PROVIDER_ALREADY_REGISTERED);
         }
         DynamicEntry d;
         d.info = *info;
-        d.info.ia_name[DAT_NAME_MAX_LENGTH - 1] = '\0';  // same_key bounds it anyway; keeps traces safe
+        d.info.ia_name[DAT_NAME_MAX_LENGTH - 1] =
+            '\0';  // same_key bounds it anyway; keeps traces safe
         d.provider = provider;
         d.ia_open_func = provider->ia_open_func;
         d.handle_extendedop_func = provider->handle_extendedop_func;
         impl_->dynamic.push_back(d);
-        DAT_TRC(trace::kDetail, "registry", "add_provider %s: provider %p", describe_key(*info).c_str(),
-                static_cast<const void *>(provider));
+        DAT_TRC(trace::kDetail, "registry", "add_provider %s: provider %p",
+                describe_key(*info).c_str(), static_cast<const void *>(provider));
         return DAT_SUCCESS;
     } catch (...) {
         return dat_error(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
     }
 }
 
-DAT_RETURN Registry::remove_provider(const DAT_PROVIDER *provider, const DAT_PROVIDER_INFO *info) noexcept {
+DAT_RETURN Registry::remove_provider(const DAT_PROVIDER *provider,
+                                     const DAT_PROVIDER_INFO *info) noexcept {
     if (!provider) return dat_error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
     if (!info) return dat_error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
     if (!impl_) return kNotFound;
@@ -423,7 +449,8 @@ DAT_RETURN Registry::remove_provider(const DAT_PROVIDER *provider, const DAT_PRO
         auto it = std::find_if(impl_->dynamic.begin(), impl_->dynamic.end(),
                                [&](const DynamicEntry &d) { return same_key(d.info, *info); });
         if (it == impl_->dynamic.end()) {
-            DAT_TRC(trace::kWarn, "registry", "remove_provider %s: not registered", describe_key(*info).c_str());
+            DAT_TRC(trace::kWarn, "registry", "remove_provider %s: not registered",
+                    describe_key(*info).c_str());
             return kNotFound;
         }
         if (it->refs > 0) return dat_error(DAT_PROVIDER_IN_USE);
@@ -435,7 +462,8 @@ DAT_RETURN Registry::remove_provider(const DAT_PROVIDER *provider, const DAT_PRO
     }
 }
 
-DAT_RETURN Registry::list_providers(DAT_COUNT max, DAT_COUNT *count, DAT_PROVIDER_INFO *list[]) noexcept {
+DAT_RETURN Registry::list_providers(DAT_COUNT max, DAT_COUNT *count,
+                                    DAT_PROVIDER_INFO *list[]) noexcept {
     if (!count) return dat_error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
     if (max < 0) return dat_error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
     if (max > 0 && !list) return dat_error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);

@@ -26,8 +26,8 @@ struct LoadFailure {
 struct ConfigDiagnostic {
     std::string file;
     int line = 0;
-    std::string field;    // "ia_name", "api_version", "thread_safety", "default",
-                          // "library", "provider_version", "ia_params", "platform_params", ...
+    std::string field;  // "ia_name", "api_version", "thread_safety", "default",
+                        // "library", "provider_version", "ia_params", "platform_params", ...
     std::string message;
     // Warnings (e.g. an unknown YAML key) do not cause the entry to be skipped.
     bool warning = false;
@@ -36,20 +36,20 @@ struct ConfigDiagnostic {
 // One parsed entry (every field of the classic 8-field record, plus YAML-only settings).
 struct ConfigEntry {
     std::string ia_name;
-    bool user_level = true;      // 'u' (true) or 'k' (false)
+    bool user_level = true;  // 'u' (true) or 'k' (false)
     DAT_UINT32 api_major = 0;
     DAT_UINT32 api_minor = 0;
     bool thread_safe = false;
     bool is_default = true;
     std::string library;
-    std::string provider_id;     // "dapl" of "dapl.2.0"
+    std::string provider_id;  // "dapl" of "dapl.2.0"
     DAT_UINT32 provider_major = 0;
     DAT_UINT32 provider_minor = 0;
     std::string ia_params;
     std::string platform_params;
-    int trace_level = -1;        // YAML: initial provider trace level, -1 = not set
+    int trace_level = -1;  // YAML: initial provider trace level, -1 = not set
     std::vector<std::pair<std::string, std::string>> settings;  // YAML: provider parameters
-    std::string file;            // where the entry came from
+    std::string file;                                           // where the entry came from
     int line = 0;
     // Only 'u' + default entries enter the static registry; 'k' and nondefault entries are
     // parsed, kept here for datinfo, and never loaded. Set by the registry when it reads them.
@@ -59,15 +59,15 @@ struct ConfigEntry {
 
 // What the registry read, from where, and why that file.
 struct ConfigSnapshot {
-    std::string path;            // the file read ("" when none)
-    std::string reason;          // "DAT_OVERRIDE", "build tree", "installed default", "reference default"
-    bool opened = false;         // false: file missing or unreadable (see diagnostics)
-    std::vector<ConfigEntry> entries;         // every well-formed entry, in file order
+    std::string path;     // the file read ("" when none)
+    std::string reason;   // "DAT_OVERRIDE", "build tree", "installed default", "reference default"
+    bool opened = false;  // false: file missing or unreadable (see diagnostics)
+    std::vector<ConfigEntry> entries;  // every well-formed entry, in file order
     std::vector<ConfigDiagnostic> diagnostics;
 };
 
 class Registry {
-public:
+  public:
     static Registry &instance() noexcept;
 
     // Reads the active configuration into the static registry. libdat2's constructor calls
@@ -98,7 +98,8 @@ public:
 
     // The dynamic registry, with the reference semantics (see docs/dat-abi.md §5.2).
     DAT_RETURN add_provider(const DAT_PROVIDER *provider, const DAT_PROVIDER_INFO *info) noexcept;
-    DAT_RETURN remove_provider(const DAT_PROVIDER *provider, const DAT_PROVIDER_INFO *info) noexcept;
+    DAT_RETURN remove_provider(const DAT_PROVIDER *provider,
+                               const DAT_PROVIDER_INFO *info) noexcept;
     // dat_registry_list_providers: static-registry entries ('u' and default) in file order.
     DAT_RETURN list_providers(DAT_COUNT max, DAT_COUNT *count, DAT_PROVIDER_INFO *list[]) noexcept;
 
@@ -108,7 +109,7 @@ public:
 
     struct Impl;  // registry.cpp
 
-private:
+  private:
     Registry() noexcept;
     Registry(const Registry &) = delete;
     Registry &operator=(const Registry &) = delete;

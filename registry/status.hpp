@@ -6,8 +6,11 @@
 
 namespace opendat::registry {
 
-constexpr DAT_RETURN dat_error(DAT_RETURN_TYPE type, DAT_RETURN_SUBTYPE subtype = static_cast<DAT_RETURN_SUBTYPE>(0)) noexcept {
-    return static_cast<DAT_RETURN>(DAT_CLASS_ERROR | static_cast<DAT_UINT32>(type) | static_cast<DAT_UINT32>(subtype));
+constexpr DAT_RETURN dat_error(
+    DAT_RETURN_TYPE type,
+    DAT_RETURN_SUBTYPE subtype = static_cast<DAT_RETURN_SUBTYPE>(0)) noexcept {
+    return static_cast<DAT_RETURN>(DAT_CLASS_ERROR | static_cast<DAT_UINT32>(type) |
+                                   static_cast<DAT_UINT32>(subtype));
 }
 
 // dat_ia_openv's "no such provider": DAT_PROVIDER_NOT_FOUND | DAT_NAME_NOT_REGISTERED.

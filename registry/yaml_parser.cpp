@@ -11,9 +11,12 @@
 namespace opendat::registry {
 namespace {
 
-constexpr std::array<std::string_view, 11> kKnownKeys = {
-    "name",       "api",       "thread_safe",     "default",         "library",  "provider_version",
-    "ia_params",  "platform_params", "trace_level", "settings", "comment"};
+constexpr std::array<std::string_view, 11> kKnownKeys = {"name",        "api",
+                                                         "thread_safe", "default",
+                                                         "library",     "provider_version",
+                                                         "ia_params",   "platform_params",
+                                                         "trace_level", "settings",
+                                                         "comment"};
 
 int line_of(const YAML::Node &n) {
     const YAML::Mark m = n.Mark();
@@ -53,7 +56,9 @@ DAT_UINT32 u32(const YAML::Node &n, const std::string &field) {
 void parse_api(const YAML::Node &n, ConfigEntry &e) {
     if (n.IsScalar()) {
         auto v = parse_api_version(n.Scalar());
-        if (!v) throw EntryError{line_of(n), "api", "api version must look like u2.0 (got '" + n.Scalar() + "')"};
+        if (!v)
+            throw EntryError{line_of(n), "api",
+                             "api version must look like u2.0 (got '" + n.Scalar() + "')"};
         e.user_level = v->user_level;
         e.api_major = v->major;
         e.api_minor = v->minor;
@@ -77,35 +82,44 @@ void parse_provider_version_node(const YAML::Node &n, ConfigEntry &e) {
     if (n.IsScalar()) {
         auto v = parse_provider_version(n.Scalar());
         if (!v)
-            throw EntryError{line_of(n), "provider_version",
-                             "provider version must look like <id>.<major>.<minor> (got '" + n.Scalar() + "')"};
+            throw EntryError{
+                line_of(n), "provider_version",
+                "provider version must look like <id>.<major>.<minor> (got '" + n.Scalar() + "')"};
         e.provider_id = v->id;
         e.provider_major = v->major;
         e.provider_minor = v->minor;
         return;
     }
-    if (!n.IsMap()) throw EntryError{line_of(n), "provider_version", "must be \"id.2.0\" or {id, major, minor}"};
-    if (!n["id"]) throw EntryError{line_of(n), "provider_version.id", "missing field provider_version.id"};
+    if (!n.IsMap())
+        throw EntryError{line_of(n), "provider_version",
+                         "must be \"id.2.0\" or {id, major, minor}"};
+    if (!n["id"])
+        throw EntryError{line_of(n), "provider_version.id", "missing field provider_version.id"};
     e.provider_id = scalar_text(n["id"], "provider_version.id", kMaxFieldLength);
-    if (e.provider_id.empty()) throw EntryError{line_of(n), "provider_version.id", "empty provider id"};
+    if (e.provider_id.empty())
+        throw EntryError{line_of(n), "provider_version.id", "empty provider id"};
     e.provider_major = n["major"] ? u32(n["major"], "provider_version.major") : 0;
     e.provider_minor = n["minor"] ? u32(n["minor"], "provider_version.minor") : 0;
 }
 
 // Parses one list item; throws EntryError (or a yaml-cpp exception) when it is unusable.
-ConfigEntry parse_entry(const YAML::Node &item, const std::string &file, std::vector<ConfigDiagnostic> &warnings) {
+ConfigEntry parse_entry(const YAML::Node &item, const std::string &file,
+                        std::vector<ConfigDiagnostic> &warnings) {
     if (!item.IsMap()) throw EntryError{line_of(item), "entry", "each provider must be a mapping"};
     for (const auto &kv : item) {
-        const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("<non-scalar>");
+        const std::string key =
+            kv.first.IsScalar() ? kv.first.Scalar() : std::string("<non-scalar>");
         if (std::find(kKnownKeys.begin(), kKnownKeys.end(), key) == kKnownKeys.end())
-            warnings.push_back(ConfigDiagnostic{file, line_of(kv.first), key, "unknown key ignored", true});
+            warnings.push_back(
+                ConfigDiagnostic{file, line_of(kv.first), key, "unknown key ignored", true});
     }
     ConfigEntry e;
     e.file = file;
     e.line = line_of(item);
     auto required = [&](const char *field) {
         YAML::Node n = item[field];
-        if (!n || n.IsNull()) throw EntryError{line_of(item), field, std::string("missing field ") + field};
+        if (!n || n.IsNull())
+            throw EntryError{line_of(item), field, std::string("missing field ") + field};
         return n;
     };
     e.ia_name = scalar_text(required("name"), "name", kMaxIaNameLength);
@@ -116,16 +130,19 @@ ConfigEntry parse_entry(const YAML::Node &item, const std::string &file, std::ve
     if (item["thread_safe"]) e.thread_safe = boolean(item["thread_safe"], "thread_safe");
     if (item["default"]) e.is_default = boolean(item["default"], "default");
     if (item["provider_version"]) parse_provider_version_node(item["provider_version"], e);
-    if (item["ia_params"]) e.ia_params = scalar_text(item["ia_params"], "ia_params", kMaxFieldLength);
+    if (item["ia_params"])
+        e.ia_params = scalar_text(item["ia_params"], "ia_params", kMaxFieldLength);
     if (item["platform_params"])
-        e.platform_params = scalar_text(item["platform_params"], "platform_params", kMaxFieldLength);
+        e.platform_params =
+            scalar_text(item["platform_params"], "platform_params", kMaxFieldLength);
     if (YAML::Node t = item["trace_level"]) {
         auto v = t.IsScalar() ? parse_u32(t.Scalar()) : std::nullopt;
         if (!v || *v > 10) throw EntryError{line_of(t), "trace_level", "must be an integer 0..10"};
         e.trace_level = static_cast<int>(*v);
     }
     if (YAML::Node s = item["settings"]) {
-        if (!s.IsMap() && !s.IsNull()) throw EntryError{line_of(s), "settings", "must be a mapping of name: value"};
+        if (!s.IsMap() && !s.IsNull())
+            throw EntryError{line_of(s), "settings", "must be a mapping of name: value"};
         for (const auto &kv : s) {
             std::string k = scalar_text(kv.first, "settings", kMaxFieldLength);
             std::string v = scalar_text(kv.second, "settings." + k, kMaxFieldLength);
@@ -141,36 +158,41 @@ ParseResult parse_yaml_conf(std::string_view text, const std::string &file) noex
     ParseResult r;
     try {
         if (text.find('\0') != std::string_view::npos) {
-            r.diagnostics.push_back(ConfigDiagnostic{file, 0, "file", "binary/NUL byte in YAML file"});
+            r.diagnostics.push_back(
+                ConfigDiagnostic{file, 0, "file", "binary/NUL byte in YAML file"});
             return r;
         }
         YAML::Node root;
         try {
             root = YAML::Load(std::string(text));
         } catch (const YAML::Exception &ex) {
-            r.diagnostics.push_back(ConfigDiagnostic{file, ex.mark.line >= 0 ? ex.mark.line + 1 : 0, "file",
-                                                     "YAML syntax error: " + ex.msg});
+            r.diagnostics.push_back(ConfigDiagnostic{file, ex.mark.line >= 0 ? ex.mark.line + 1 : 0,
+                                                     "file", "YAML syntax error: " + ex.msg});
             return r;
         }
         if (!root || root.IsNull()) return r;  // empty file: no providers
         if (!root.IsMap()) {
-            r.diagnostics.push_back(ConfigDiagnostic{file, line_of(root), "file",
-                                                     "top level must be a mapping with a 'providers' list"});
+            r.diagnostics.push_back(
+                ConfigDiagnostic{file, line_of(root), "file",
+                                 "top level must be a mapping with a 'providers' list"});
             return r;
         }
         for (const auto &kv : root) {
             if (!kv.first.IsScalar() || kv.first.Scalar() != "providers")
-                r.diagnostics.push_back(ConfigDiagnostic{file, line_of(kv.first),
-                                                         kv.first.IsScalar() ? kv.first.Scalar() : "<non-scalar>",
-                                                         "unknown top-level key ignored", true});
+                r.diagnostics.push_back(
+                    ConfigDiagnostic{file, line_of(kv.first),
+                                     kv.first.IsScalar() ? kv.first.Scalar() : "<non-scalar>",
+                                     "unknown top-level key ignored", true});
         }
         YAML::Node list = root["providers"];
         if (!list || list.IsNull()) {
-            r.diagnostics.push_back(ConfigDiagnostic{file, line_of(root), "providers", "missing field providers", true});
+            r.diagnostics.push_back(ConfigDiagnostic{file, line_of(root), "providers",
+                                                     "missing field providers", true});
             return r;
         }
         if (!list.IsSequence()) {
-            r.diagnostics.push_back(ConfigDiagnostic{file, line_of(list), "providers", "must be a list"});
+            r.diagnostics.push_back(
+                ConfigDiagnostic{file, line_of(list), "providers", "must be a list"});
             return r;
         }
         for (const auto &item : list) {
@@ -186,7 +208,8 @@ ParseResult parse_yaml_conf(std::string_view text, const std::string &file) noex
             for (auto &w : warnings) r.diagnostics.push_back(std::move(w));
         }
     } catch (const std::exception &ex) {
-        r.diagnostics.push_back(ConfigDiagnostic{file, 0, "file", std::string("internal error: ") + ex.what()});
+        r.diagnostics.push_back(
+            ConfigDiagnostic{file, 0, "file", std::string("internal error: ") + ex.what()});
     } catch (...) {
         r.diagnostics.push_back(ConfigDiagnostic{file, 0, "file", "internal error"});
     }

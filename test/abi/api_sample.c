@@ -14,10 +14,12 @@
 
 #ifdef __cplusplus
 #define SAMPLE_EXTERN extern "C"
-#define SAMPLE_ZERO {}
+#define SAMPLE_ZERO \
+    {}
 #else
 #define SAMPLE_EXTERN
-#define SAMPLE_ZERO {0}
+#define SAMPLE_ZERO \
+    { 0 }
 #endif
 
 /* Compile-time facts the binaries rely on (LP64). */
@@ -26,12 +28,13 @@ typedef char check_ia_attr_size[sizeof(DAT_IA_ATTR) == 688 ? 1 : -1];
 typedef char check_provider_attr_size[sizeof(DAT_PROVIDER_ATTR) == 520 ? 1 : -1];
 typedef char check_provider_size[sizeof(DAT_PROVIDER) == 648 ? 1 : -1];
 typedef char check_ext_data_fits[sizeof(DAT_IB_EXTENSION_EVENT_DATA) <=
-                                 sizeof(((DAT_EVENT *)0)->event_extension_data) ? 1 : -1];
+                                         sizeof(((DAT_EVENT *)0)->event_extension_data)
+                                     ? 1
+                                     : -1];
 
 /* Consumer side: open, query, create objects, post, wait, extensions. */
 SAMPLE_EXTERN DAT_RETURN sample_consumer(char *ia_name);
-DAT_RETURN sample_consumer(char *ia_name)
-{
+DAT_RETURN sample_consumer(char *ia_name) {
     DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
     DAT_EVD_HANDLE async_evd = DAT_HANDLE_NULL;
     DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
@@ -82,7 +85,8 @@ DAT_RETURN sample_consumer(char *ia_name)
     (void)dat_pz_create(ia, &pz);
     (void)dat_evd_create(ia, 10, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto_evd);
     (void)dat_evd_create(ia, 10, DAT_HANDLE_NULL,
-                         (DAT_EVD_FLAGS)((int)DAT_EVD_CR_FLAG | (int)DAT_EVD_CONNECTION_FLAG), &conn_evd);
+                         (DAT_EVD_FLAGS)((int)DAT_EVD_CR_FLAG | (int)DAT_EVD_CONNECTION_FLAG),
+                         &conn_evd);
 
     ep_attr.service_type = DAT_SERVICE_TYPE_RC;
     ep_attr.max_recv_dtos = 16;
@@ -92,9 +96,10 @@ DAT_RETURN sample_consumer(char *ia_name)
     (void)dat_ep_create(ia, pz, dto_evd, dto_evd, conn_evd, &ep_attr, &ep);
 
     region.for_va = buffer;
-    (void)dat_lmr_create(ia, DAT_MEM_TYPE_VIRTUAL, region, sizeof buffer, pz,
-                         (DAT_MEM_PRIV_FLAGS)((int)DAT_MEM_PRIV_ALL_FLAG | (int)DAT_IB_MEM_PRIV_REMOTE_ATOMIC),
-                         DAT_VA_TYPE_VA, &lmr, &lmr_ctx, &rmr_ctx, &reg_len, &reg_addr);
+    (void)dat_lmr_create(
+        ia, DAT_MEM_TYPE_VIRTUAL, region, sizeof buffer, pz,
+        (DAT_MEM_PRIV_FLAGS)((int)DAT_MEM_PRIV_ALL_FLAG | (int)DAT_IB_MEM_PRIV_REMOTE_ATOMIC),
+        DAT_VA_TYPE_VA, &lmr, &lmr_ctx, &rmr_ctx, &reg_len, &reg_addr);
 
     (void)dat_ep_connect(ep, (DAT_IA_ADDRESS_PTR)&addr, 45248, DAT_TIMEOUT_INFINITE, 0, NULL,
                          DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG);
@@ -152,15 +157,13 @@ DAT_RETURN sample_consumer(char *ia_name)
 }
 
 /* CNO with a proxy agent. */
-static void DAT_API sample_agent(DAT_PVOID instance, DAT_EVD_HANDLE evd)
-{
+static void DAT_API sample_agent(DAT_PVOID instance, DAT_EVD_HANDLE evd) {
     (void)instance;
     (void)evd;
 }
 
 SAMPLE_EXTERN DAT_RETURN sample_cno(DAT_IA_HANDLE ia);
-DAT_RETURN sample_cno(DAT_IA_HANDLE ia)
-{
+DAT_RETURN sample_cno(DAT_IA_HANDLE ia) {
     DAT_OS_WAIT_PROXY_AGENT agent;
     DAT_CNO_HANDLE cno = DAT_HANDLE_NULL;
     DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
@@ -179,8 +182,7 @@ DAT_RETURN sample_cno(DAT_IA_HANDLE ia)
 
 /* Provider side: a method table, registration, dispatch macros. */
 static DAT_RETURN DAT_API sample_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen,
-                                         DAT_EVD_HANDLE *evd, DAT_IA_HANDLE *ia)
-{
+                                         DAT_EVD_HANDLE *evd, DAT_IA_HANDLE *ia) {
     (void)name;
     (void)qlen;
     (void)evd;
@@ -189,8 +191,7 @@ static DAT_RETURN DAT_API sample_ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen
 }
 
 static DAT_RETURN DAT_API sample_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
-                                              DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
-{
+                                              DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) {
     (void)ep;
     (void)n;
     (void)iov;
@@ -202,8 +203,7 @@ static DAT_RETURN DAT_API sample_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n, DAT
 static DAT_PROVIDER sample_provider;
 
 SAMPLE_EXTERN void DAT_PROVIDER_INIT_FUNC_NAME(const DAT_PROVIDER_INFO *info, const char *params);
-void DAT_PROVIDER_INIT_FUNC_NAME(const DAT_PROVIDER_INFO *info, const char *params)
-{
+void DAT_PROVIDER_INIT_FUNC_NAME(const DAT_PROVIDER_INFO *info, const char *params) {
     DAT_PROVIDER_INIT_FUNC self = DAT_PROVIDER_INIT_FUNC_NAME;
     (void)self;
     (void)params;
@@ -214,8 +214,7 @@ void DAT_PROVIDER_INIT_FUNC_NAME(const DAT_PROVIDER_INFO *info, const char *para
 }
 
 SAMPLE_EXTERN void DAT_PROVIDER_FINI_FUNC_NAME(const DAT_PROVIDER_INFO *info);
-void DAT_PROVIDER_FINI_FUNC_NAME(const DAT_PROVIDER_INFO *info)
-{
+void DAT_PROVIDER_FINI_FUNC_NAME(const DAT_PROVIDER_INFO *info) {
     DAT_PROVIDER_FINI_FUNC self = DAT_PROVIDER_FINI_FUNC_NAME;
     (void)self;
     (void)dat_registry_remove_provider(&sample_provider, info);
@@ -223,18 +222,14 @@ void DAT_PROVIDER_FINI_FUNC_NAME(const DAT_PROVIDER_INFO *info)
 
 /* What libdat2 does with a handle: find the provider, call its slot. */
 SAMPLE_EXTERN DAT_RETURN sample_dispatch(DAT_EP_HANDLE ep, DAT_LMR_TRIPLET *iov);
-DAT_RETURN sample_dispatch(DAT_EP_HANDLE ep, DAT_LMR_TRIPLET *iov)
-{
+DAT_RETURN sample_dispatch(DAT_EP_HANDLE ep, DAT_LMR_TRIPLET *iov) {
     DAT_DTO_COOKIE cookie;
     DAT_PROVIDER *provider;
 
     cookie.as_ptr = NULL;
-    if (ep == DAT_HANDLE_NULL)
-        return DAT_CLASS_ERROR | DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EP;
+    if (ep == DAT_HANDLE_NULL) return DAT_CLASS_ERROR | DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_EP;
     provider = DAT_HANDLE_TO_PROVIDER(ep);
-    if (provider->ep_post_send_func == NULL)
-        return DAT_CLASS_ERROR | DAT_NOT_IMPLEMENTED;
-    if (strcmp(DAT_PROVIDER_INIT_FUNC_STR, "dat_provider_init") != 0)
-        return DAT_INTERNAL_ERROR;
+    if (provider->ep_post_send_func == NULL) return DAT_CLASS_ERROR | DAT_NOT_IMPLEMENTED;
+    if (strcmp(DAT_PROVIDER_INIT_FUNC_STR, "dat_provider_init") != 0) return DAT_INTERNAL_ERROR;
     return DAT_EP_POST_SEND(ep, 1, iov, cookie, DAT_COMPLETION_DEFAULT_FLAG);
 }

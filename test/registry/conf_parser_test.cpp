@@ -13,7 +13,9 @@ using registry_test::read_file;
 
 namespace {
 
-ParseResult parse_corpus(const std::string &name) { return parse_dat_conf(read_file(corpus(name)), name); }
+ParseResult parse_corpus(const std::string &name) {
+    return parse_dat_conf(read_file(corpus(name)), name);
+}
 
 const ConfigEntry *find(const ParseResult &r, const std::string &name) {
     for (const auto &e : r.entries)
@@ -133,8 +135,9 @@ TEST(ConfParser, TenThousandCharacterFields) {
     const std::string big(10000, 'a');
     const std::string text = big + " u2.0 nonthreadsafe default libx.so dapl.2.0 \"\" \"\"\n" +
                              "n2 u2.0 nonthreadsafe default " + big + " dapl.2.0 \"\" \"\"\n" +
-                             "n3 u2.0 nonthreadsafe default libx.so dapl.2.0 \"" + big + "\" \"\"\n" +
-                             std::string(255, 'b') + " u2.0 nonthreadsafe default libx.so dapl.2.0 \"\" \"\"\n";
+                             "n3 u2.0 nonthreadsafe default libx.so dapl.2.0 \"" + big +
+                             "\" \"\"\n" + std::string(255, 'b') +
+                             " u2.0 nonthreadsafe default libx.so dapl.2.0 \"\" \"\"\n";
     ParseResult r = parse_dat_conf(text, "big.conf");
     ASSERT_EQ(r.diagnostics.size(), 3u);
     EXPECT_EQ(r.diagnostics[0].field, "ia_name");
@@ -162,7 +165,8 @@ TEST(ConfParser, NulAndControlBytes) {
 }
 
 TEST(ConfParser, EmptyAndDegenerateInputs) {
-    for (const char *t : {"", "\n", "\n\n\n", "#", "# only a comment", "   \t  ", "\r\n", "\"", "\\", "\"\\"}) {
+    for (const char *t :
+         {"", "\n", "\n\n\n", "#", "# only a comment", "   \t  ", "\r\n", "\"", "\\", "\"\\"}) {
         SCOPED_TRACE(t);
         ParseResult r = parse_dat_conf(t, "x");
         EXPECT_TRUE(r.entries.empty());
@@ -174,7 +178,9 @@ TEST(ConfParser, EmptyAndDegenerateInputs) {
     auto short_bad = parse_dat_conf("bad line", "x");
     EXPECT_EQ(short_bad.diagnostics.at(0).field, "api_version");
     // Empty quoted IA name.
-    EXPECT_EQ(parse_dat_conf("\"\" u2.0 nonthreadsafe default l dapl.2.0 \"\" \"\"", "x").diagnostics.at(0).field,
+    EXPECT_EQ(parse_dat_conf("\"\" u2.0 nonthreadsafe default l dapl.2.0 \"\" \"\"", "x")
+                  .diagnostics.at(0)
+                  .field,
               "ia_name");
 }
 
@@ -214,9 +220,15 @@ TEST(ConfParser, MutatedGoodFileFixedSeed) {
         for (int e = edits(rng); e > 0 && !text.empty(); --e) {
             std::uniform_int_distribution<std::size_t> pos(0, text.size() - 1);
             switch (rng() % 3) {
-            case 0: text[pos(rng)] = alphabet[pick(rng)]; break;
-            case 1: text.insert(pos(rng), 1, alphabet[pick(rng)]); break;
-            default: text.erase(pos(rng), 1); break;
+                case 0:
+                    text[pos(rng)] = alphabet[pick(rng)];
+                    break;
+                case 1:
+                    text.insert(pos(rng), 1, alphabet[pick(rng)]);
+                    break;
+                default:
+                    text.erase(pos(rng), 1);
+                    break;
             }
         }
         ParseResult r = parse_dat_conf(text, "mutated.conf");

@@ -1,4 +1,4 @@
-#define _DEFAULT_SOURCE 1  /* usleep */
+#define _DEFAULT_SOURCE 1 /* usleep */
 /* A fake DAT provider for the registry tests. dat_provider_init registers one DAT_PROVIDER
  * table per IA name (as DAPL does); dat_provider_fini removes it. Both report to the test
  * executable through opendat_test_hook, which the executable exports (-rdynamic), exactly
@@ -31,12 +31,15 @@ static DAT_PROVIDER g_tables[kSlots];
 static char g_names[kSlots][DAT_NAME_MAX_LENGTH];
 
 static int g_busy;
-static char g_nested[kSlots][DAT_NAME_MAX_LENGTH];  /* per table: what its init opened */
+static char g_nested[kSlots][DAT_NAME_MAX_LENGTH]; /* per table: what its init opened */
 
 static void enter(const char *name) {
-    if (__atomic_fetch_add(&g_busy, 1, __ATOMIC_SEQ_CST) != 0) opendat_test_hook("overlap", name, 0);
+    if (__atomic_fetch_add(&g_busy, 1, __ATOMIC_SEQ_CST) != 0)
+        opendat_test_hook("overlap", name, 0);
 }
-static void leave(void) { __atomic_fetch_sub(&g_busy, 1, __ATOMIC_SEQ_CST); }
+static void leave(void) {
+    __atomic_fetch_sub(&g_busy, 1, __ATOMIC_SEQ_CST);
+}
 
 static DAT_PROVIDER *table_for(const char *name) {
     for (int i = 0; i < kSlots; ++i)
@@ -61,7 +64,8 @@ EXPORT void dat_provider_init(const DAT_PROVIDER_INFO *info, const char *instanc
         opendat_test_hook("nested-open", info->ia_name, (int)rc);
         enter(info->ia_name);
         if (rc == DAT_SUCCESS)
-            strncpy(g_nested[table_for(info->ia_name) - g_tables], instance_data + 5, DAT_NAME_MAX_LENGTH - 1);
+            strncpy(g_nested[table_for(info->ia_name) - g_tables], instance_data + 5,
+                    DAT_NAME_MAX_LENGTH - 1);
     }
     if (strcmp(instance_data, "noregister") != 0) {
         DAT_PROVIDER *p = table_for(info->ia_name);

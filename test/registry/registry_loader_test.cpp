@@ -28,7 +28,8 @@ constexpr DAT_RETURN kInUse = 0x80110000;
 
 const std::string kFake = REGISTRY_TEST_FAKE_PROVIDER;
 
-DAT_PROVIDER_INFO key(const std::string &name, bool thread_safe = false, DAT_UINT32 major = 2, DAT_UINT32 minor = 0) {
+DAT_PROVIDER_INFO key(const std::string &name, bool thread_safe = false, DAT_UINT32 major = 2,
+                      DAT_UINT32 minor = 0) {
     DAT_PROVIDER_INFO k{};
     std::strncpy(k.ia_name, name.c_str(), DAT_NAME_MAX_LENGTH - 1);
     k.dapl_version_major = major;
@@ -37,7 +38,8 @@ DAT_PROVIDER_INFO key(const std::string &name, bool thread_safe = false, DAT_UIN
     return k;
 }
 
-std::string entry(const std::string &name, const std::string &lib, const std::string &params = "dev 0",
+std::string entry(const std::string &name, const std::string &lib,
+                  const std::string &params = "dev 0",
                   const std::string &rest = "u2.0 nonthreadsafe default") {
     return name + " " + rest + " \"" + lib + "\" opendat.2.0 \"" + params + "\" \"\"\n";
 }
@@ -49,7 +51,7 @@ bool has_reason(const std::vector<LoadFailure> &v, const std::string &part) {
 }
 
 class RegistryLoader : public ::testing::Test {
-protected:
+  protected:
     Registry &reg = Registry::instance();
     std::filesystem::path dir;
 
@@ -211,7 +213,8 @@ TEST_F(RegistryLoader, KernelAndNondefaultEntriesAreParsedButNotLoaded) {
 }
 
 TEST_F(RegistryLoader, ListProvidersEdgeCases) {
-    use_config(entry("l-1", kFake) + entry("l-2", kFake, "x", "u2.0 threadsafe default") + entry("l-3", kFake));
+    use_config(entry("l-1", kFake) + entry("l-2", kFake, "x", "u2.0 threadsafe default") +
+               entry("l-3", kFake));
     DAT_COUNT n = -1;
     EXPECT_EQ(reg.list_providers(0, &n, nullptr), kInvalidArg1);
     EXPECT_EQ(n, 3);
@@ -325,14 +328,17 @@ TEST_F(RegistryLoader, DiagnosticsReachTheSnapshot) {
 
 TEST_F(RegistryLoader, YamlConfigurationWithTraceLevelAndSettings) {
     unsetenv("DAPL_TRACE_LEVEL");
-    use_config("providers:\n"
-               "  - name: yaml-fake\n"
-               "    api: u2.0\n"
-               "    library: " + kFake + "\n"
-               "    ia_params: \"lo 0\"\n"
-               "    trace_level: 4\n"
-               "    settings: {keepalive_ms: 5000}\n",
-               "dat.yaml");
+    use_config(
+        "providers:\n"
+        "  - name: yaml-fake\n"
+        "    api: u2.0\n"
+        "    library: " +
+            kFake +
+            "\n"
+            "    ia_params: \"lo 0\"\n"
+            "    trace_level: 4\n"
+            "    settings: {keepalive_ms: 5000}\n",
+        "dat.yaml");
     ConfigSnapshot s = reg.snapshot();
     ASSERT_EQ(s.entries.size(), 1u);
     ASSERT_EQ(s.entries[0].settings.size(), 1u);
@@ -349,7 +355,8 @@ TEST_F(RegistryLoader, InitMayOpenAnotherEntry) {
     ASSERT_NE(open_ok("outer"), nullptr);  // no deadlock: the loader lock is recursive
     EXPECT_EQ(count("init", "inner"), 1);
     auto ev = registry_test::events();
-    auto nested = std::find_if(ev.begin(), ev.end(), [](const auto &e) { return e.event == "nested-open"; });
+    auto nested =
+        std::find_if(ev.begin(), ev.end(), [](const auto &e) { return e.event == "nested-open"; });
     ASSERT_NE(nested, ev.end());
     EXPECT_EQ(nested->value, 0);
     EXPECT_EQ(reg.close_provider(key("outer")), DAT_SUCCESS);
@@ -362,7 +369,8 @@ TEST_F(RegistryLoader, InitReopeningItsOwnEntryIsRefusedNotDeadlocked) {
     use_config(entry("selfish", kFake, "open:selfish"));
     ASSERT_NE(open_ok("selfish"), nullptr);
     auto ev = registry_test::events();
-    auto nested = std::find_if(ev.begin(), ev.end(), [](const auto &e) { return e.event == "nested-open"; });
+    auto nested =
+        std::find_if(ev.begin(), ev.end(), [](const auto &e) { return e.event == "nested-open"; });
     ASSERT_NE(nested, ev.end());
     EXPECT_EQ(static_cast<DAT_RETURN>(nested->value), kNotFound);
     EXPECT_EQ(reg.close_provider(key("selfish")), DAT_SUCCESS);

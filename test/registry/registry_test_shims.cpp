@@ -8,11 +8,13 @@
 
 #define TEST_EXPORT extern "C" __attribute__((visibility("default")))
 
-TEST_EXPORT DAT_RETURN dat_registry_add_provider(const DAT_PROVIDER *provider, const DAT_PROVIDER_INFO *info) {
+TEST_EXPORT DAT_RETURN dat_registry_add_provider(const DAT_PROVIDER *provider,
+                                                 const DAT_PROVIDER_INFO *info) {
     return opendat::registry::Registry::instance().add_provider(provider, info);
 }
 
-TEST_EXPORT DAT_RETURN dat_registry_remove_provider(const DAT_PROVIDER *provider, const DAT_PROVIDER_INFO *info) {
+TEST_EXPORT DAT_RETURN dat_registry_remove_provider(const DAT_PROVIDER *provider,
+                                                    const DAT_PROVIDER_INFO *info) {
     return opendat::registry::Registry::instance().remove_provider(provider, info);
 }
 

@@ -11,16 +11,18 @@
 namespace registry_test {
 
 struct Event {
-    std::string event;    // "init", "add", "fini", "remove"
+    std::string event;  // "init", "add", "fini", "remove"
     std::string ia_name;
-    int value;            // DAT_RETURN of add/remove
+    int value;  // DAT_RETURN of add/remove
 };
 
 std::vector<Event> events();
 void clear_events();
 int count(const std::string &event, const std::string &ia_name);
 
-inline std::string corpus(const std::string &name) { return std::string(REGISTRY_TEST_CORPUS) + "/" + name; }
+inline std::string corpus(const std::string &name) {
+    return std::string(REGISTRY_TEST_CORPUS) + "/" + name;
+}
 
 inline std::string read_file(const std::string &path) {
     std::ifstream in(path, std::ios::binary);

@@ -11,7 +11,9 @@ using registry_test::corpus;
 using registry_test::read_file;
 
 namespace {
-ParseResult parse_corpus(const std::string &name) { return parse_yaml_conf(read_file(corpus(name)), name); }
+ParseResult parse_corpus(const std::string &name) {
+    return parse_yaml_conf(read_file(corpus(name)), name);
+}
 }  // namespace
 
 TEST(YamlParser, GoodCorpus) {
@@ -110,8 +112,11 @@ TEST(YamlParser, WrongShapes) {
     EXPECT_FALSE(parse_yaml_conf("providers: 3\n", "p.yaml").diagnostics.empty());
     EXPECT_FALSE(parse_yaml_conf("providers: {a: 1}\n", "p.yaml").diagnostics.empty());
     EXPECT_FALSE(parse_yaml_conf("providers:\n\t- x\n", "tab.yaml").diagnostics.empty());
-    EXPECT_FALSE(parse_yaml_conf(std::string("providers: [\0]", 14), "nul.yaml").diagnostics.empty());
-    auto r = parse_yaml_conf("providers:\n  - name: " + std::string(300, 'n') + "\n    api: u2.0\n    library: l\n", "l.yaml");
+    EXPECT_FALSE(
+        parse_yaml_conf(std::string("providers: [\0]", 14), "nul.yaml").diagnostics.empty());
+    auto r = parse_yaml_conf(
+        "providers:\n  - name: " + std::string(300, 'n') + "\n    api: u2.0\n    library: l\n",
+        "l.yaml");
     ASSERT_EQ(r.diagnostics.size(), 1u);
     EXPECT_EQ(r.diagnostics[0].message, "field too long (300 > 255)");
 }
