@@ -60,9 +60,9 @@ LocatorResult locate_config(const LocatorInputs &in) {
     if (!in.libdir_to_conf.empty() && !in.module_dir.empty() &&
         !same_dir(in.module_dir, in.build_lib_dir)) {
         std::error_code ec;
-        auto relocated =
-            std::filesystem::weakly_canonical(std::filesystem::path(in.module_dir) / in.libdir_to_conf, ec)
-                .string();
+        auto relocated = std::filesystem::weakly_canonical(
+                             std::filesystem::path(in.module_dir) / in.libdir_to_conf, ec)
+                             .string();
         if (!ec && relocated != in.installed_conf && in.readable(relocated)) {
             r.path = relocated;
             r.reason = "installed (relocated)";
@@ -84,18 +84,25 @@ LocatorResult locate_config(const LocatorInputs &in) {
     }
     r.path = in.installed_conf.empty() ? in.reference_conf : in.installed_conf;
     r.reason = in.installed_conf.empty() ? "reference default" : "installed default";
-    r.notes.push_back("no configuration file found (tried " + in.installed_conf +
-                      (in.reference_conf != in.installed_conf ? " and " + in.reference_conf : std::string()) + ")");
+    r.notes.push_back(
+        "no configuration file found (tried " + in.installed_conf +
+        (in.reference_conf != in.installed_conf ? " and " + in.reference_conf : std::string()) +
+        ")");
     return r;
 }
 
 LocatorInputs current_locator_inputs() {
+    // The module that contains this function: libdat2 in production, the test binary in tests.
+    LocatorInputs (*self)() = &current_locator_inputs;
+    return current_locator_inputs(reinterpret_cast<const void *>(self));
+}
+
+LocatorInputs current_locator_inputs(const void *address_in_module) {
     LocatorInputs in;
     if (const char *v = std::getenv("DAT_OVERRIDE")) in.dat_override = v;
     in.setuid = getuid() != geteuid() || getgid() != getegid();
-    // The module that contains this function: libdat2 in production, the test binary in tests.
     Dl_info info{};
-    if (dladdr(reinterpret_cast<void *>(&current_locator_inputs), &info) != 0 && info.dli_fname) {
+    if (address_in_module != nullptr && dladdr(address_in_module, &info) != 0 && info.dli_fname) {
         std::error_code ec;
         auto p = std::filesystem::weakly_canonical(info.dli_fname, ec);
         in.module_dir = (ec ? std::filesystem::path(info.dli_fname) : p).parent_path().string();
@@ -104,7 +111,9 @@ LocatorInputs current_locator_inputs() {
     in.build_conf = OPENDAT_BUILD_CONF;
     in.installed_conf = OPENDAT_INSTALLED_CONF;
     in.libdir_to_conf = OPENDAT_LIBDIR_TO_CONF;
-    in.readable = [](const std::string &path) { return !path.empty() && access(path.c_str(), R_OK) == 0; };
+    in.readable = [](const std::string &path) {
+        return !path.empty() && access(path.c_str(), R_OK) == 0;
+    };
     return in;
 }
 

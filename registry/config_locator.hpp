@@ -37,4 +37,11 @@ LocatorResult locate_config(const LocatorInputs &in);
 // The real inputs: environment, uids, dladdr() of this code, compile definitions.
 LocatorInputs current_locator_inputs();
 
+// The same, but with module_dir taken from the module that contains `address_in_module`
+// instead of the module containing this code. A tool linked with this code statically
+// (datinfo) passes an address inside libdat2, so that the build-tree and relocation rules
+// describe what libdat2 will do, not where the tool's executable lives. A null address, or
+// one that belongs to no loaded module, leaves module_dir empty.
+LocatorInputs current_locator_inputs(const void *address_in_module);
+
 }  // namespace opendat::registry

@@ -16,6 +16,11 @@ namespace {
 __attribute__((constructor)) void configure_dapl_domain() noexcept {
     g_dapl_domain.configure_from_environment();
 }
+// Runs when the module is unloaded (a provider's dlclose, or exit): gives the destination
+// sets back, so unloading a provider leaks neither memory nor trace-file descriptors.
+__attribute__((destructor)) void release_dapl_domain() noexcept {
+    g_dapl_domain.release_at_unload();
+}
 }  // namespace
 
 }  // namespace opendat::trace

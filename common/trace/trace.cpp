@@ -6,6 +6,10 @@
 // no lock, errno preserved.
 #include "trace/trace.hpp"
 
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include "trace/environment.hpp"
 #include "trace/line.hpp"
 #include "trace/sink.hpp"
@@ -59,6 +63,19 @@ unsigned Domain::destinations() const noexcept {
 const char *Domain::file_path(int index) const noexcept {
     const detail::SinkSet &s = sinks();
     return index >= 0 && index < s.nfiles ? s.paths[index] : nullptr;
+}
+
+void Domain::release_at_unload() noexcept {
+    const detail::SinkSet *set = sinks_.exchange(nullptr, std::memory_order_acq_rel);
+    while (set != nullptr) {
+        const detail::SinkSet *previous = set->previous;
+        // The files are the last `nfiles` descriptors; stderr and stdout are not ours to close.
+        for (int i = set->nfds - set->nfiles; i < set->nfds; ++i)
+            if (i >= 0 && set->fds[i] > STDERR_FILENO) ::close(set->fds[i]);
+        for (char *value : set->env_values) std::free(value);
+        delete set;
+        set = previous;
+    }
 }
 
 void Domain::configure_from_environment() noexcept {

@@ -87,6 +87,10 @@ class Domain {
 
     const DomainSpec &spec() const noexcept { return spec_; }
 
+    // Frees every destination set and closes the trace files. Only for the module's
+    // destructor (dlclose of a provider, exit): nothing of this module can trace any more.
+    void release_at_unload() noexcept;
+
     // Writes one line: "<who> <ERR|WRN|EVT> <UTC time> pid=<pid> tid=<tid> <where>: <message>".
     void emit(int level, const char *where, const char *fmt, ...) noexcept
         __attribute__((format(printf, 4, 5)));

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
+#include <filesystem>
 #include <set>
 
 using namespace opendat::registry;
@@ -118,4 +121,32 @@ TEST(ConfigLocator, RelocationDoesNotApplyToTheBuildTree) {
     in.libdir_to_conf = "../../etc/dat.conf";
     auto r = locate_config(in);
     EXPECT_EQ(r.reason, "build tree");
+}
+
+// datinfo links the locator statically but must describe libdat2: module_dir then comes from
+// the module that holds the address it passes (here a plugin), not from this executable.
+TEST(ConfigLocator, InputsForAnotherModuleUseThatModulesDirectory) {
+    void *h = dlopen(REGISTRY_TEST_NO_ENTRY_POINTS, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(h, nullptr) << dlerror();
+    void *sym = dlsym(h, "opendat_test_not_a_provider");
+    ASSERT_NE(sym, nullptr) << dlerror();
+    LocatorInputs in = current_locator_inputs(sym);
+    const auto plugin_dir =
+        std::filesystem::weakly_canonical(REGISTRY_TEST_NO_ENTRY_POINTS).parent_path();
+    EXPECT_EQ(in.module_dir, plugin_dir.string());
+    EXPECT_NE(in.module_dir, current_locator_inputs().module_dir);
+    // Everything else is what the no-argument form gives.
+    EXPECT_EQ(in.installed_conf, current_locator_inputs().installed_conf);
+    EXPECT_EQ(in.build_lib_dir, current_locator_inputs().build_lib_dir);
+    dlclose(h);
+
+    // The build-tree rule follows the module passed in: a module in the build lib/ directory
+    // selects the build-tree dat.conf, whatever executable runs the code.
+    in.module_dir = in.build_lib_dir;
+    in.readable = [&](const std::string &p) { return p == in.build_conf; };
+    EXPECT_EQ(locate_config(in).reason, "build tree");
+}
+
+TEST(ConfigLocator, InputsForNoModuleLeaveModuleDirEmpty) {
+    EXPECT_TRUE(current_locator_inputs(nullptr).module_dir.empty());
 }
