@@ -1,0 +1,156 @@
+#include "tcp/engine.hpp"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "trace/trace.hpp"
+
+namespace opendat::tcp {
+
+namespace {
+constexpr int kTickMs = 50;
+constexpr int kBatch = 64;
+}  // namespace
+
+Engine::Engine() {
+    epfd_ = epoll_create1(EPOLL_CLOEXEC);
+    evfd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (epfd_ < 0 || evfd_ < 0) return;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = nullptr;  // nullptr = the wakeup eventfd
+    if (epoll_ctl(epfd_, EPOLL_CTL_ADD, evfd_, &ev) != 0) return;
+    thread_ = std::thread([this] { run(); });
+    ok_ = true;
+}
+
+Engine::~Engine() {
+    stop_.store(true);
+    wake();
+    if (thread_.joinable()) thread_.join();
+    for (Pollable *p : parked_) delete p;
+    for (Pollable *p : live_) delete p;
+    if (evfd_ >= 0) close(evfd_);
+    if (epfd_ >= 0) close(epfd_);
+}
+
+bool Engine::add(int fd, Pollable *p, std::uint32_t events) noexcept {
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.ptr = p;
+    return epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) == 0;
+}
+
+bool Engine::modify(int fd, Pollable *p, std::uint32_t events) noexcept {
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.ptr = p;
+    return epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev) == 0;
+}
+
+void Engine::remove_fd(int fd) noexcept {
+    epoll_event ev{};
+    epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, &ev);
+}
+
+void Engine::adopt(Pollable *p) {
+    std::lock_guard lk(mu_);
+    live_.insert(p);
+}
+
+void Engine::retire(Pollable *p) noexcept {
+    std::lock_guard lk(mu_);
+    live_.erase(p);
+    ticking_.erase(p);
+    try {
+        parked_.push_back(p);
+    } catch (...) {
+        // Cannot park: leak rather than risk a use-after-free.
+    }
+}
+
+void Engine::want_ticks(Pollable *p, bool on) noexcept {
+    bool first = false;
+    {
+        std::lock_guard lk(mu_);
+        try {
+            if (on) {
+                first = ticking_.empty();
+                ticking_.insert(p);
+            } else {
+                ticking_.erase(p);
+            }
+        } catch (...) {
+        }
+    }
+    if (first) wake();  // the thread may be sleeping without a timeout
+}
+
+void Engine::wake() noexcept {
+    std::uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(evfd_, &one, sizeof one);
+}
+
+void Engine::dispatch(epoll_event *events, int n, bool progress_thread) noexcept {
+    for (int i = 0; i < n; ++i) {
+        auto *p = static_cast<Pollable *>(events[i].data.ptr);
+        if (p == nullptr) {
+            // The wakeup is for the progress thread (e.g. to start ticking): only it
+            // drains the eventfd.
+            if (progress_thread) {
+                std::uint64_t v;
+                [[maybe_unused]] ssize_t r = read(evfd_, &v, sizeof v);
+            }
+            continue;
+        }
+        p->on_events(events[i].events);
+    }
+}
+
+void Engine::poll_inline() noexcept {
+    std::unique_lock dlk(dispatch_mu_, std::try_to_lock);
+    if (!dlk.owns_lock()) return;
+    epoll_event events[kBatch];
+    int n = epoll_wait(epfd_, events, kBatch, 0);
+    if (n > 0) dispatch(events, n, false);
+}
+
+void Engine::run() noexcept {
+    epoll_event events[kBatch];
+    std::vector<Pollable *> ticks;
+    while (!stop_.load()) {
+        bool ticking;
+        {
+            // Everything parked before this epoll_wait cannot appear in its results, nor
+            // in an inline poller's (it holds dispatch_mu_ from its epoll_wait on).
+            std::lock_guard dlk(dispatch_mu_);
+            std::lock_guard lk(mu_);
+            for (Pollable *p : parked_) delete p;
+            parked_.clear();
+            ticking = !ticking_.empty();
+        }
+        int n = epoll_wait(epfd_, events, kBatch, ticking ? kTickMs : -1);
+        if (n < 0 && errno != EINTR) {
+            DAPL_TRC(trace::kError, "engine", "epoll_wait failed: errno %d", errno);
+            break;
+        }
+        std::unique_lock dlk(dispatch_mu_);
+        dispatch(events, n, true);
+        dlk.unlock();
+        if (ticking) {
+            {
+                std::lock_guard lk(mu_);
+                ticks.assign(ticking_.begin(), ticking_.end());
+            }
+            auto now = std::chrono::steady_clock::now();
+            // A ticking object is only parked by retire(), which also un-ticks it, and
+            // parked objects are deleted only at the top of the loop: safe to call.
+            for (Pollable *p : ticks) p->on_tick(now);
+        }
+    }
+}
+
+}  // namespace opendat::tcp

@@ -1,0 +1,61 @@
+// Socket helpers: the IA address from ia_params, port mapping, socket setup.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <string>
+
+#include <dat2/udat.h>
+
+namespace opendat::tcp {
+
+// RAII file descriptor.
+class Fd {
+  public:
+    Fd() = default;
+    explicit Fd(int fd) : fd_(fd) {}
+    ~Fd() { reset(); }
+    Fd(Fd &&o) noexcept : fd_(o.release()) {}
+    Fd &operator=(Fd &&o) noexcept {
+        if (this != &o) {
+            reset();
+            fd_ = o.release();
+        }
+        return *this;
+    }
+    int get() const noexcept { return fd_; }
+    int release() noexcept {
+        int f = fd_;
+        fd_ = -1;
+        return f;
+    }
+    void reset() noexcept;
+    explicit operator bool() const noexcept { return fd_ >= 0; }
+
+  private:
+    int fd_ = -1;
+};
+
+struct IaParams {
+    sockaddr_storage addr{};  // port field 0
+    socklen_t addr_len = 0;
+    std::uint16_t port_base = 0;
+};
+
+// ia_params = "<netdev | IPv4 | IPv6 | hostname> [<port base>]". The port base is added to
+// every connection qualifier to get the TCP port (0: the qualifier is the port), so
+// several IA names can share a host without their service points colliding.
+DAT_RETURN parse_ia_params(const std::string &params, IaParams *out) noexcept;
+
+// TCP port for a connection qualifier, or false if it does not fit in 16 bits.
+bool qual_to_port(DAT_CONN_QUAL qual, std::uint16_t base, std::uint16_t *port) noexcept;
+
+socklen_t sockaddr_len(const sockaddr *sa) noexcept;
+void set_port(sockaddr_storage *ss, std::uint16_t port) noexcept;
+std::uint16_t get_port(const sockaddr_storage &ss) noexcept;
+// Non-blocking, close-on-exec, TCP_NODELAY; keepalive so a dead peer is noticed.
+void tune_socket(int fd) noexcept;
+const char *addr_str(const sockaddr *sa, char *buf, std::size_t len) noexcept;
+
+}  // namespace opendat::tcp

@@ -1,0 +1,172 @@
+// One endpoint's connection over one TCP socket: the request, receive and control rings
+// (all sized at ep_create, so the data path never allocates), the transmit and receive
+// state machines, and connection setup/teardown.
+//
+// Every member function runs with ep->mu held: consumer calls (post, connect, disconnect)
+// take it, and so does the progress thread before on_events/on_tick. Posting transmits
+// inline when the socket has room, so a send costs no thread hop; the progress thread
+// continues partial transmits (EPOLLOUT) and does all receiving.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "tcp/engine.hpp"
+#include "tcp/net.hpp"
+#include "tcp/wire.hpp"
+#include "util/objects.hpp"
+
+namespace opendat::tcp {
+
+class TcpTransport;
+
+constexpr int kMaxIov = 16;
+
+// A posted send, RDMA write or RDMA read.
+struct RequestWr {
+    DAT_DTO_COOKIE cookie{};
+    DAT_COMPLETION_FLAGS flags = DAT_COMPLETION_DEFAULT_FLAG;
+    DAT_DTOS dto = DAT_DTO_SEND;
+    DAT_DTO_COMPLETION_STATUS status = DAT_DTO_SUCCESS;
+    FrameHeader hdr{};
+    std::uint32_t niov = 0;
+    std::uint64_t total = 0;
+    bool transmitted = false;
+    bool need_reply = false;  // READ response, or ACK under delayed_ack
+    bool replied = false;
+};
+
+struct RecvWr {
+    DAT_DTO_COOKIE cookie{};
+    std::uint32_t niov = 0;
+    std::uint64_t capacity = 0;
+    DAT_DTO_COMPLETION_STATUS status = DAT_DTO_SUCCESS;
+};
+
+// A frame the provider sends on its own behalf (ACK, NAK, READ_RESP, CONN_*).
+struct CtrlFrame {
+    FrameHeader hdr{};
+    const void *data = nullptr;  // payload (hdr.length bytes)
+};
+
+class TcpEp final : public Pollable {
+  public:
+    TcpEp(TcpTransport *tr, util::Ep *ep);
+    ~TcpEp() override;  // also deletes the util::Ep once owned
+
+    void init();  // allocates the rings from the EP attributes (may throw bad_alloc)
+    // From ep_create's success on, the util::Ep lives and dies with this object (its
+    // memory must outlive the progress thread's last look at it).
+    void own_ep() noexcept { owns_ep_ = true; }
+
+    void on_events(std::uint32_t events) noexcept override;
+    void on_tick(std::chrono::steady_clock::time_point now) noexcept override;
+
+    // Consumer operations (ep->mu held).
+    DAT_RETURN connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOUT timeout_us,
+                       DAT_COUNT pdata_len, const void *pdata) noexcept;
+    DAT_RETURN accept(Fd fd, const sockaddr_storage &peer, DAT_COUNT pdata_len,
+                      const void *pdata) noexcept;
+    DAT_RETURN disconnect(DAT_CLOSE_FLAGS flags) noexcept;
+    DAT_RETURN post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                            DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                            DAT_COMPLETION_FLAGS flags) noexcept;
+    DAT_RETURN post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie) noexcept;
+    void idle(bool *recv_idle, bool *req_idle) const noexcept;
+    void destroy() noexcept;  // ep_free: drop the connection, no events
+
+    util::Ep *const ep;
+
+  private:
+    enum class Phase { Idle, RetryWait, Connecting, AwaitAccept, Connected, Closing, Closed };
+    enum class Rx { Header, Dispatch, Payload, Discard };
+    enum class RxDone { None, Recv, Write, ReadResp, ConnPdata };
+    enum class Step { Continue, Stop, Failed };
+
+    // Transmit side (tcp_ep_tx.cpp).
+    void tx_progress() noexcept;
+    bool next_frame(iovec *iov, int *n, std::size_t *frame_len) noexcept;
+    void frame_sent() noexcept;
+    bool queue_ctrl(const FrameHeader &hdr, const void *data) noexcept;
+    bool ctrl_full() const noexcept { return ctrl_tail_ - ctrl_head_ == ctrl_.size(); }
+    void reap() noexcept;
+
+    // Receive side (tcp_ep_rx.cpp).
+    void rx_progress() noexcept;
+    Step rx_dispatch() noexcept;
+    Step rx_payload_done() noexcept;
+    Step on_send_frame() noexcept;
+    Step on_write_frame() noexcept;
+    Step on_read_req() noexcept;
+    Step on_read_resp() noexcept;
+    Step on_reply(bool nak) noexcept;
+    Step remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept;
+    RequestWr *find_wr(std::uint32_t seq, std::uint64_t *counter) noexcept;
+    void start_payload(RxDone done, std::uint64_t len) noexcept;
+
+    // Connection management (tcp_ep_cm.cpp).
+    DAT_RETURN start_attempt() noexcept;
+    void finish_connect() noexcept;
+    void refused() noexcept;
+    void protocol_error(const char *why) noexcept;
+    void teardown(DAT_EVENT_NUMBER event, bool post_events, DAT_COUNT pdata_len = 0,
+                  const void *pdata = nullptr) noexcept;
+    void update_poll() noexcept;
+
+    TcpTransport *const tr_;
+    bool owns_ep_ = false;
+    Fd fd_;
+    Phase phase_ = Phase::Idle;
+    bool dead_ = false;
+    bool registered_ = false;  // fd_ is in the engine's epoll set
+    std::uint32_t armed_ = 0;  // the events it is registered for
+    bool ticking_ = false;
+    std::chrono::steady_clock::time_point deadline_{};     // connect timeout (max() = none)
+    std::chrono::steady_clock::time_point retry_until_{};  // refused connects retried until then
+    std::chrono::steady_clock::time_point next_attempt_{};
+    sockaddr_storage dst_{};  // where connect() goes
+
+    // Request ring: counters grow forever; slot = counter % size.
+    std::vector<RequestWr> sq_;
+    std::vector<DAT_LMR_TRIPLET> sq_iov_;  // kMaxIov per slot
+    std::uint64_t sq_head_ = 0;            // oldest not yet completed
+    std::uint64_t sq_tx_ = 0;              // next to transmit
+    std::uint64_t sq_tail_ = 0;            // next free
+    // Receive ring.
+    std::vector<RecvWr> rq_;
+    std::vector<DAT_LMR_TRIPLET> rq_iov_;
+    std::uint64_t rq_head_ = 0, rq_tail_ = 0;
+    // Control ring.
+    std::vector<CtrlFrame> ctrl_;
+    std::uint64_t ctrl_head_ = 0, ctrl_tail_ = 0;
+
+    // Frame being transmitted.
+    enum class TxSrc { None, Ctrl, Request, Disc } tx_src_ = TxSrc::None;
+    std::size_t tx_off_ = 0;
+    bool disc_wanted_ = false;  // graceful disconnect: DISC after everything queued
+    bool disc_sent_ = false;
+    bool close_after_ctrl_ = false;  // a NAK is queued: stop after sending it
+    FrameHeader disc_hdr_{};
+
+    // Receive state.
+    Rx rx_ = Rx::Header;
+    FrameHeader rx_hdr_{};
+    std::size_t rx_got_ = 0;
+    RxDone rx_done_ = RxDone::None;
+    iovec rx_iov_[kMaxIov]{};
+    int rx_niov_ = 0;
+    int rx_iov_idx_ = 0;
+    std::uint64_t rx_left_ = 0;
+    std::uint64_t rx_wr_ = 0;   // request counter for READ_RESP
+    bool rx_blocked_ = false;   // waiting for a posted receive or control-ring space
+    bool discard_all_ = false;  // after a protection violation: drain until the peer closes
+
+    unsigned char pdata_out_[util::kMaxPrivateData]{};
+    unsigned char pdata_in_[util::kMaxPrivateData]{};
+    unsigned char scratch_[4096]{};
+};
+
+}  // namespace opendat::tcp

@@ -1,0 +1,299 @@
+// TcpEp: connection setup and teardown, and the progress thread's entry points.
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "tcp/tcp_ep.hpp"
+#include "tcp/transport.hpp"
+#include "trace/trace.hpp"
+
+namespace opendat::tcp {
+
+void TcpEp::on_events(std::uint32_t events) noexcept {
+    std::lock_guard lk(ep->mu);
+    if (dead_ || !fd_) return;
+    if (phase_ == Phase::Connecting) {
+        if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) finish_connect();
+    } else {
+        if (events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) {
+            if (rx_blocked_ && (events & (EPOLLERR | EPOLLHUP))) {
+                // Waiting for a receive buffer, but the connection is already gone.
+                teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+            } else {
+                rx_progress();
+            }
+        }
+        if (fd_ && (events & EPOLLOUT)) tx_progress();
+    }
+    if (fd_) reap();
+    update_poll();
+}
+
+void TcpEp::on_tick(std::chrono::steady_clock::time_point now) noexcept {
+    std::lock_guard lk(ep->mu);
+    if (dead_ || !ticking_) return;
+    bool pending =
+        phase_ == Phase::RetryWait || phase_ == Phase::Connecting || phase_ == Phase::AwaitAccept;
+    if (!pending) return;
+    if (now >= deadline_) {
+        teardown(DAT_CONNECTION_EVENT_TIMED_OUT, true);
+        return;
+    }
+    if (phase_ == Phase::RetryWait && now >= next_attempt_) {
+        if (start_attempt() != DAT_SUCCESS) teardown(DAT_CONNECTION_EVENT_UNREACHABLE, true);
+    }
+}
+
+namespace {
+// A refused connect is retried for this long (within the connect timeout): DAT
+// applications exchange addresses out of band and may connect before the peer's
+// dat_psp_create, which an IB CM rides out with its REQ retries. Override in ms with
+// DAT_TCP_CONNECT_RETRY_MS.
+std::chrono::milliseconds refused_retry_window() noexcept {
+    static const std::chrono::milliseconds w = [] {
+        const char *v = std::getenv("DAT_TCP_CONNECT_RETRY_MS");
+        long ms = v != nullptr ? std::strtol(v, nullptr, 10) : 3000;
+        return std::chrono::milliseconds(ms < 0 ? 0 : ms);
+    }();
+    return w;
+}
+constexpr std::chrono::milliseconds kRetryInterval{20};
+}  // namespace
+
+DAT_RETURN TcpEp::connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOUT timeout_us,
+                          DAT_COUNT pdata_len, const void *pdata) noexcept {
+    if (dead_) return util::invalid_handle(DAT_HANDLE_TYPE_EP);
+    std::uint16_t port = 0;
+    if (!qual_to_port(qual, tr_->params().port_base, &port)) return util::bad_arg(3);
+    if (remote->sa_family != AF_INET && remote->sa_family != AF_INET6)
+        return util::err(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNSUPPORTED);
+    dst_ = {};
+    std::memcpy(&dst_, remote, sockaddr_len(remote));
+    set_port(&dst_, port);
+    ep->remote_addr = dst_;
+    if (pdata_len > 0) std::memcpy(pdata_out_, pdata, static_cast<std::size_t>(pdata_len));
+    // The CONN_REQ goes out as soon as the socket connects (control frames go first).
+    ctrl_head_ = ctrl_tail_ = 0;
+    queue_ctrl(make_header(kConnReq, static_cast<std::uint32_t>(pdata_len)), pdata_out_);
+    rx_ = Rx::Header;
+    rx_got_ = 0;
+    rx_blocked_ = false;
+    discard_all_ = false;
+    close_after_ctrl_ = false;
+    disc_wanted_ = disc_sent_ = false;
+    tx_src_ = TxSrc::None;
+    tx_off_ = 0;
+    auto now = std::chrono::steady_clock::now();
+    deadline_ = timeout_us == DAT_TIMEOUT_INFINITE ? std::chrono::steady_clock::time_point::max()
+                                                   : now + std::chrono::microseconds(timeout_us);
+    retry_until_ = now + refused_retry_window();
+    DAT_RETURN rc = start_attempt();
+    if (rc != DAT_SUCCESS) {
+        ctrl_head_ = ctrl_tail_ = 0;
+        phase_ = Phase::Idle;
+        return rc;
+    }
+    // Ticks drive the timeout and the refused-connect retries until the outcome is known.
+    ticking_ = true;
+    tr_->engine().want_ticks(this, true);
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN TcpEp::start_attempt() noexcept {
+    Fd fd(socket(dst_.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+    tune_socket(fd.get());
+    // Leave from the IA's own address when the families match, so the connection uses the
+    // interface the IA names.
+    const sockaddr *local = tr_->address();
+    if (local->sa_family == dst_.ss_family) {
+        sockaddr_storage src{};
+        std::memcpy(&src, local, sockaddr_len(local));
+        set_port(&src, 0);
+        bind(fd.get(), reinterpret_cast<sockaddr *>(&src), sockaddr_len(local));
+    }
+    fd_ = std::move(fd);
+    registered_ = false;
+    armed_ = 0;
+    phase_ = Phase::Connecting;
+    int rc = ::connect(fd_.get(), reinterpret_cast<sockaddr *>(&dst_),
+                       sockaddr_len(reinterpret_cast<sockaddr *>(&dst_)));
+    if (rc != 0 && errno != EINPROGRESS) {
+        int e = errno;
+        if (e == ECONNREFUSED) {
+            refused();
+            return DAT_SUCCESS;
+        }
+        fd_.reset();
+        return util::err(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE);
+    }
+    sockaddr_storage me{};
+    socklen_t melen = sizeof me;
+    if (getsockname(fd_.get(), reinterpret_cast<sockaddr *>(&me), &melen) == 0)
+        ep->local_qual = get_port(me);
+    update_poll();
+    return DAT_SUCCESS;
+}
+
+void TcpEp::refused() noexcept {
+    auto now = std::chrono::steady_clock::now();
+    if (now >= retry_until_ || now >= deadline_) {
+        teardown(DAT_CONNECTION_EVENT_NON_PEER_REJECTED, true);
+        return;
+    }
+    if (registered_) tr_->engine().remove_fd(fd_.get());
+    fd_.reset();
+    registered_ = false;
+    armed_ = 0;
+    phase_ = Phase::RetryWait;
+    next_attempt_ = now + kRetryInterval;
+}
+
+void TcpEp::finish_connect() noexcept {
+    int e = 0;
+    socklen_t len = sizeof e;
+    if (getsockopt(fd_.get(), SOL_SOCKET, SO_ERROR, &e, &len) != 0) e = errno;
+    if (e == EINPROGRESS || e == EALREADY) return;
+    if (e == ECONNREFUSED) {
+        refused();
+        return;
+    }
+    if (e != 0) {
+        DAPL_TRC(trace::kInfo, "tcp", "EP %p connect failed: errno %d", static_cast<void *>(ep), e);
+        teardown(e == ETIMEDOUT ? DAT_CONNECTION_EVENT_TIMED_OUT : DAT_CONNECTION_EVENT_UNREACHABLE,
+                 true);
+        return;
+    }
+    phase_ = Phase::AwaitAccept;
+    tx_progress();
+}
+
+DAT_RETURN TcpEp::accept(Fd fd, const sockaddr_storage &peer, DAT_COUNT pdata_len,
+                         const void *pdata) noexcept {
+    if (dead_) return util::invalid_handle(DAT_HANDLE_TYPE_EP);
+    fd_ = std::move(fd);
+    ep->remote_addr = peer;
+    phase_ = Phase::Connected;
+    rx_ = Rx::Header;
+    rx_got_ = 0;
+    rx_blocked_ = false;
+    discard_all_ = false;
+    close_after_ctrl_ = false;
+    disc_wanted_ = disc_sent_ = false;
+    tx_src_ = TxSrc::None;
+    ctrl_head_ = ctrl_tail_ = 0;
+    if (pdata_len > 0) std::memcpy(pdata_out_, pdata, static_cast<std::size_t>(pdata_len));
+    queue_ctrl(make_header(kConnAcc, static_cast<std::uint32_t>(pdata_len)), pdata_out_);
+    util::ep_established(ep, 0, nullptr);
+    tx_progress();
+    if (fd_) {
+        reap();
+        update_poll();
+    }
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN TcpEp::disconnect(DAT_CLOSE_FLAGS flags) noexcept {
+    if (dead_) return util::invalid_handle(DAT_HANDLE_TYPE_EP);
+    switch (phase_) {
+        case Phase::Idle:
+        case Phase::Closed:
+            // Already down (e.g. the peer disconnected first): nothing more to report.
+            if (ep->state == DAT_EP_STATE_DISCONNECTED) return DAT_SUCCESS;
+            return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONNECTED);
+        case Phase::RetryWait:
+        case Phase::Connecting:
+        case Phase::AwaitAccept:
+            teardown(DAT_CONNECTION_EVENT_DISCONNECTED, true);
+            return DAT_SUCCESS;
+        case Phase::Connected:
+            if (flags == DAT_CLOSE_GRACEFUL_FLAG) {
+                phase_ = Phase::Closing;
+                ep->state = DAT_EP_STATE_DISCONNECT_PENDING;
+                disc_wanted_ = true;
+                tx_progress();
+                if (fd_) update_poll();
+                return DAT_SUCCESS;
+            }
+            // Abrupt: say goodbye if no frame is half-sent, then drop everything now.
+            if (tx_src_ == TxSrc::None) {
+                FrameHeader d = make_header(kDisc, 0);
+                [[maybe_unused]] ssize_t n =
+                    send(fd_.get(), &d, sizeof d, MSG_NOSIGNAL | MSG_DONTWAIT);
+            }
+            teardown(DAT_CONNECTION_EVENT_DISCONNECTED, true);
+            return DAT_SUCCESS;
+        case Phase::Closing:
+            if (flags != DAT_CLOSE_GRACEFUL_FLAG) teardown(DAT_CONNECTION_EVENT_DISCONNECTED, true);
+            return DAT_SUCCESS;
+    }
+    return DAT_SUCCESS;
+}
+
+void TcpEp::protocol_error(const char *why) noexcept {
+    DAPL_TRC(trace::kError, "tcp",
+             "EP %p: malformed frame from peer (%s: magic 0x%x version %u op %u length %u)",
+             static_cast<void *>(ep), why, rx_hdr_.magic, rx_hdr_.version, rx_hdr_.op,
+             rx_hdr_.length);
+    util::post_async(ep->ia, DAT_ASYNC_ERROR_EP_BROKEN, ep);
+    teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+}
+
+// Ends the connection: socket closed, every outstanding request and receive flushed in
+// order (requests that already failed keep their status), then the connection event.
+void TcpEp::teardown(DAT_EVENT_NUMBER event, bool post_events, DAT_COUNT pdata_len,
+                     const void *pdata) noexcept {
+    if (fd_) {
+        if (registered_) tr_->engine().remove_fd(fd_.get());
+        fd_.reset();
+    }
+    registered_ = false;
+    armed_ = 0;
+    if (ticking_) {
+        tr_->engine().want_ticks(this, false);
+        ticking_ = false;
+    }
+    if (post_events) {
+        for (; sq_head_ != sq_tail_; ++sq_head_) {
+            RequestWr &w = sq_[sq_head_ % sq_.size()];
+            bool finished = w.transmitted && (!w.need_reply || w.replied);
+            DAT_DTO_COMPLETION_STATUS st = w.status != DAT_DTO_SUCCESS ? w.status
+                                           : finished                  ? DAT_DTO_SUCCESS
+                                                                       : DAT_DTO_ERR_FLUSHED;
+            if (st == DAT_DTO_SUCCESS && (w.flags & DAT_COMPLETION_SUPPRESS_FLAG)) continue;
+            util::post_dto(ep->request_evd, ep, w.cookie, st,
+                           static_cast<DAT_COUNT>(st == DAT_DTO_SUCCESS ? w.total : 0), w.dto);
+        }
+        for (; rq_head_ != rq_tail_; ++rq_head_)
+            util::post_dto(ep->recv_evd, ep, rq_[rq_head_ % rq_.size()].cookie, DAT_DTO_ERR_FLUSHED,
+                           0, DAT_DTO_RECEIVE);
+    }
+    sq_head_ = sq_tx_ = sq_tail_;
+    rq_head_ = rq_tail_;
+    ctrl_head_ = ctrl_tail_;
+    tx_src_ = TxSrc::None;
+    tx_off_ = 0;
+    rx_ = Rx::Header;
+    rx_got_ = 0;
+    rx_blocked_ = false;
+    phase_ = Phase::Closed;
+    if (post_events) util::ep_connection_ended(ep, event, pdata_len, pdata);
+}
+
+void TcpEp::destroy() noexcept {
+    dead_ = true;
+    // Freeing a connected EP is an abrupt disconnect: tell the peer if we can do so
+    // without corrupting a half-sent frame, so it sees "disconnected", not "broken".
+    if (fd_ && (phase_ == Phase::Connected || phase_ == Phase::Closing) && tx_src_ == TxSrc::None &&
+        !disc_sent_) {
+        FrameHeader d = make_header(kDisc, 0);
+        [[maybe_unused]] ssize_t n = send(fd_.get(), &d, sizeof d, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    teardown(DAT_CONNECTION_EVENT_DISCONNECTED, false);
+}
+
+}  // namespace opendat::tcp

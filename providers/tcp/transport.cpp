@@ -1,0 +1,389 @@
+// TcpTransport: EP plumbing, listening sockets, and passive connections up to accept.
+#include "tcp/transport.hpp"
+
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "tcp/tcp_ep.hpp"
+#include "trace/trace.hpp"
+
+namespace opendat::tcp {
+
+namespace {
+
+TcpEp *tcp_ep(util::Ep *ep) noexcept {
+    return static_cast<TcpEp *>(ep->impl);
+}
+
+// A passive connection whose CONN_REQ is being read. Once complete it becomes a CR and
+// leaves the epoll set; accept or reject consumes it.
+class PendingConn final : public Pollable {
+  public:
+    PendingConn(TcpTransport *tr, std::shared_ptr<ServicePoint> sp, Fd fd,
+                const sockaddr_storage &peer)
+        : tr_(tr), sp_(std::move(sp)), fd_(std::move(fd)), peer_(peer) {}
+
+    void on_events(std::uint32_t) noexcept override {
+        std::lock_guard lk(mu_);
+        if (state_ != State::Reading || !fd_) return;
+        for (;;) {
+            ssize_t n;
+            if (got_ < sizeof hdr_) {
+                n = recv(fd_.get(), reinterpret_cast<char *>(&hdr_) + got_, sizeof hdr_ - got_,
+                         MSG_DONTWAIT);
+            } else {
+                if (hdr_.magic != kWireMagic || hdr_.version != kWireVersion ||
+                    hdr_.op != kConnReq || hdr_.length > util::kMaxPrivateData) {
+                    // Another protocol or version: refuse by closing; the active side
+                    // reports a non-peer reject.
+                    DAPL_TRC(trace::kInfo, "tcp",
+                             "refusing connection: bad CONN_REQ (magic 0x%x version %u op %u)",
+                             hdr_.magic, hdr_.version, hdr_.op);
+                    fail();
+                    return;
+                }
+                std::size_t have = got_ - sizeof hdr_;
+                if (have == hdr_.length) {
+                    complete();
+                    return;
+                }
+                n = recv(fd_.get(), pdata_ + have, hdr_.length - have, MSG_DONTWAIT);
+            }
+            if (n > 0) {
+                got_ += static_cast<std::size_t>(n);
+                continue;
+            }
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+            if (n < 0 && errno == EINTR) continue;
+            fail();
+            return;
+        }
+    }
+
+    // Hands the socket to an EP (accept) or answers CONN_REJ and closes (reject).
+    Fd take() noexcept {
+        std::lock_guard lk(mu_);
+        state_ = State::Done;
+        return std::move(fd_);
+    }
+    const sockaddr_storage &peer() const noexcept { return peer_; }
+
+    int fd() const noexcept { return fd_.get(); }
+
+  private:
+    enum class State { Reading, Offered, Done };
+
+    void fail() noexcept {
+        tr_->engine().remove_fd(fd_.get());
+        fd_.reset();
+        state_ = State::Done;
+        tr_->engine().retire(this);
+    }
+
+    void complete() noexcept {
+        tr_->engine().remove_fd(fd_.get());
+        std::lock_guard slk(sp_->mu);
+        if (sp_->sp == nullptr) {  // the service point was freed meanwhile
+            fd_.reset();
+            state_ = State::Done;
+            tr_->engine().retire(this);
+            return;
+        }
+        util::Ia *ia = tr_->ia();
+        auto *cr = new (std::nothrow) util::Cr(ia->provider, ia);
+        if (cr == nullptr) {
+            fail();
+            return;
+        }
+        cr->sp = sp_->sp;
+        cr->local_ep = sp_->rsp_ep;
+        cr->qual = sp_->qual;
+        cr->remote_addr = peer_;
+        cr->remote_port = get_port(peer_);
+        cr->pdata_len = static_cast<DAT_COUNT>(hdr_.length);
+        std::memcpy(cr->pdata, pdata_, hdr_.length);
+        cr->impl = this;
+        state_ = State::Offered;
+        if (!util::post_cr_arrival(sp_->evd, cr)) {
+            // CR EVD full: refuse rather than leave the peer hanging.
+            delete cr;
+            fd_.reset();
+            state_ = State::Done;
+            tr_->engine().retire(this);
+        }
+    }
+
+    TcpTransport *tr_;
+    std::shared_ptr<ServicePoint> sp_;
+    std::mutex mu_;
+    Fd fd_;
+    sockaddr_storage peer_;
+    State state_ = State::Reading;
+    FrameHeader hdr_{};
+    std::size_t got_ = 0;
+    unsigned char pdata_[util::kMaxPrivateData]{};
+};
+
+// A listening socket for one PSP or RSP.
+class Listener final : public Pollable {
+  public:
+    Listener(TcpTransport *tr, std::shared_ptr<ServicePoint> sp, Fd fd)
+        : sp(std::move(sp)), tr_(tr), fd_(std::move(fd)) {}
+
+    void on_events(std::uint32_t) noexcept override {
+        for (;;) {
+            sockaddr_storage peer{};
+            socklen_t len = sizeof peer;
+            int c = accept4(fd_.get(), reinterpret_cast<sockaddr *>(&peer), &len,
+                            SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (c < 0) {
+                if (errno == EINTR || errno == ECONNABORTED) continue;
+                return;  // EAGAIN, or out of descriptors: try again on the next event
+            }
+            Fd fd(c);
+            tune_socket(c);
+            auto *pc = new (std::nothrow) PendingConn(tr_, sp, std::move(fd), peer);
+            if (pc == nullptr) continue;
+            try {
+                tr_->engine().adopt(pc);
+            } catch (...) {
+                delete pc;
+                continue;
+            }
+            if (!tr_->engine().add(pc->fd(), pc, EPOLLIN | EPOLLRDHUP)) tr_->engine().retire(pc);
+        }
+    }
+
+    void close_fd() noexcept {
+        tr_->engine().remove_fd(fd_.get());
+        fd_.reset();
+    }
+
+    std::shared_ptr<ServicePoint> sp;
+
+  private:
+    TcpTransport *tr_;
+    Fd fd_;
+};
+
+}  // namespace
+
+TcpTransport::TcpTransport(util::Ia *ia, const IaParams &params) : ia_(ia), params_(params) {
+    limits_.transport_name = "tcp";
+    limits_.delayed_ack_supported = true;
+    limits_.max_iov = kMaxIov;
+    limits_.transport_mtu = 65536;
+}
+
+TcpTransport::~TcpTransport() = default;
+
+DAT_RETURN TcpTransport::ep_create(util::Ep *ep) noexcept {
+    auto *t = new (std::nothrow) TcpEp(this, ep);
+    if (t == nullptr) return util::kNoMemory;
+    try {
+        t->init();
+        engine_.adopt(t);
+    } catch (...) {
+        delete t;  // does not own the util::Ep yet: the caller frees it
+        return util::kNoMemory;
+    }
+    t->own_ep();
+    ep->impl = t;
+    return DAT_SUCCESS;
+}
+
+void TcpTransport::ep_destroy(util::Ep *ep) noexcept {
+    TcpEp *t = tcp_ep(ep);
+    {
+        std::lock_guard lk(ep->mu);
+        t->destroy();
+    }
+    engine_.retire(t);  // deletes t, and with it the util::Ep, once the thread lets go
+}
+
+DAT_RETURN TcpTransport::ep_connect(util::Ep *ep, const sockaddr *remote, DAT_CONN_QUAL qual,
+                                    DAT_TIMEOUT timeout_us, DAT_COUNT pdata_len,
+                                    const void *pdata) noexcept {
+    std::lock_guard lk(ep->mu);
+    return tcp_ep(ep)->connect(remote, qual, timeout_us, pdata_len, pdata);
+}
+
+DAT_RETURN TcpTransport::ep_disconnect(util::Ep *ep, DAT_CLOSE_FLAGS flags) noexcept {
+    std::lock_guard lk(ep->mu);
+    return tcp_ep(ep)->disconnect(flags);
+}
+
+DAT_RETURN TcpTransport::ep_post_send(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                      DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
+    std::lock_guard lk(ep->mu);
+    return tcp_ep(ep)->post_request(DAT_DTO_SEND, n, iov, cookie, nullptr, flags);
+}
+
+DAT_RETURN TcpTransport::ep_post_recv(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                      DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS) noexcept {
+    std::lock_guard lk(ep->mu);
+    return tcp_ep(ep)->post_recv(n, iov, cookie);
+}
+
+DAT_RETURN TcpTransport::ep_post_rdma_write(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                            DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                            DAT_COMPLETION_FLAGS flags) noexcept {
+    std::lock_guard lk(ep->mu);
+    return tcp_ep(ep)->post_request(DAT_DTO_RDMA_WRITE, n, iov, cookie, remote, flags);
+}
+
+DAT_RETURN TcpTransport::ep_post_rdma_read(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                           DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                           DAT_COMPLETION_FLAGS flags) noexcept {
+    std::lock_guard lk(ep->mu);
+    return tcp_ep(ep)->post_request(DAT_DTO_RDMA_READ, n, iov, cookie, remote, flags);
+}
+
+void TcpTransport::ep_idle(util::Ep *ep, bool *recv_idle, bool *request_idle) noexcept {
+    std::lock_guard lk(ep->mu);
+    tcp_ep(ep)->idle(recv_idle, request_idle);
+}
+
+DAT_RETURN TcpTransport::sp_listen(util::Header *sp, DAT_CONN_QUAL qual) noexcept {
+    std::uint16_t port = 0;
+    if (!qual_to_port(qual, params_.port_base, &port)) {
+        DAPL_TRC(trace::kInfo, "tcp", "connection qualifier %llu has no TCP port (base %u)",
+                 static_cast<unsigned long long>(qual), params_.port_base);
+        return util::err(DAT_CONN_QUAL_UNAVAILABLE);
+    }
+    // psp_create_any: qualifier 0 means "any"; the kernel picks the port.
+    if (qual == 0) port = 0;
+    sockaddr_storage addr = params_.addr;
+    set_port(&addr, port);
+    Fd fd(socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) return util::err(DAT_INSUFFICIENT_RESOURCES);
+    int one = 1;
+    setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd.get(), reinterpret_cast<sockaddr *>(&addr), params_.addr_len) != 0) {
+        int e = errno;
+        DAPL_TRC(trace::kInfo, "tcp", "bind to port %u failed: errno %d", port, e);
+        return e == EADDRINUSE ? util::err(DAT_CONN_QUAL_IN_USE)
+                               : util::err(DAT_CONN_QUAL_UNAVAILABLE);
+    }
+    if (listen(fd.get(), SOMAXCONN) != 0) return util::err(DAT_CONN_QUAL_UNAVAILABLE);
+    sockaddr_storage bound{};
+    socklen_t blen = sizeof bound;
+    getsockname(fd.get(), reinterpret_cast<sockaddr *>(&bound), &blen);
+    try {
+        auto spt = std::make_shared<ServicePoint>();
+        spt->sp = sp;
+        if (sp->type == DAT_HANDLE_TYPE_PSP) {
+            auto *psp = static_cast<util::Psp *>(sp);
+            if (qual == 0) psp->qual = get_port(bound) - params_.port_base;
+            spt->evd = psp->evd;
+            spt->qual = psp->qual;
+        } else {
+            auto *rsp = static_cast<util::Rsp *>(sp);
+            spt->evd = rsp->evd;
+            spt->rsp_ep = rsp->ep;
+            spt->qual = rsp->qual;
+        }
+        int raw = fd.get();
+        auto *l = new Listener(this, spt, std::move(fd));
+        engine_.adopt(l);
+        if (!engine_.add(raw, l, EPOLLIN)) {
+            engine_.retire(l);
+            return util::err(DAT_INSUFFICIENT_RESOURCES);
+        }
+        if (sp->type == DAT_HANDLE_TYPE_PSP)
+            static_cast<util::Psp *>(sp)->impl = l;
+        else
+            static_cast<util::Rsp *>(sp)->impl = l;
+    } catch (...) {
+        return util::kNoMemory;
+    }
+    DAPL_TRC(trace::kInfo, "tcp", "listening on port %u for qualifier %llu", get_port(bound),
+             static_cast<unsigned long long>(qual));
+    return DAT_SUCCESS;
+}
+
+void TcpTransport::sp_close(util::Header *sp) noexcept {
+    void *impl = sp->type == DAT_HANDLE_TYPE_PSP ? static_cast<util::Psp *>(sp)->impl
+                                                 : static_cast<util::Rsp *>(sp)->impl;
+    auto *l = static_cast<Listener *>(impl);
+    {
+        std::lock_guard lk(l->sp->mu);
+        l->sp->sp = nullptr;
+    }
+    l->close_fd();
+    engine_.retire(l);
+    // Nothing refers to the service point object any more (CRs keep only its address
+    // as an opaque value in their arrival events).
+    if (sp->type == DAT_HANDLE_TYPE_PSP)
+        delete static_cast<util::Psp *>(sp);
+    else
+        delete static_cast<util::Rsp *>(sp);
+}
+
+DAT_RETURN TcpTransport::cr_accept(util::Cr *cr, util::Ep *ep, DAT_COUNT pdata_len,
+                                   const void *pdata) noexcept {
+    auto *pc = static_cast<PendingConn *>(cr->impl);
+    Fd fd = pc->take();
+    sockaddr_storage peer = pc->peer();
+    engine_.retire(pc);
+    DAT_RETURN rc = util::err(DAT_INVALID_STATE);
+    if (fd) {
+        std::lock_guard lk(ep->mu);
+        rc = tcp_ep(ep)->accept(std::move(fd), peer, pdata_len, pdata);
+    }
+    // Only now: consumers pass the CR's own private data buffer back as `pdata`.
+    delete cr;
+    return rc;
+}
+
+DAT_RETURN TcpTransport::cr_reject(util::Cr *cr, DAT_COUNT pdata_len, const void *pdata) noexcept {
+    auto *pc = static_cast<PendingConn *>(cr->impl);
+    Fd fd = pc->take();
+    engine_.retire(pc);
+    if (fd) {
+        // Best effort: a tiny frame on an idle socket; the peer treats a bare close as a
+        // non-peer reject anyway.
+        FrameHeader h = make_header(kConnRej, static_cast<std::uint32_t>(pdata_len));
+        iovec iov[2] = {{&h, sizeof h},
+                        {const_cast<void *>(pdata), static_cast<std::size_t>(pdata_len)}};
+        msghdr msg{};
+        msg.msg_iov = iov;
+        msg.msg_iovlen = pdata_len > 0 ? 2 : 1;
+        [[maybe_unused]] ssize_t n = sendmsg(fd.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        shutdown(fd.get(), SHUT_WR);
+    }
+    delete cr;  // after the send: pdata may point into the CR
+    return DAT_SUCCESS;
+}
+
+void TcpTransport::cr_destroy(util::Cr *cr) noexcept {
+    auto *pc = static_cast<PendingConn *>(cr->impl);
+    pc->take();
+    engine_.retire(pc);
+    delete cr;
+}
+
+DAT_RETURN make_transport(util::ProviderInstance *inst, util::Ia *ia,
+                          std::unique_ptr<util::Transport> *out) {
+    IaParams params;
+    if (DAT_RETURN rc = parse_ia_params(inst->params, &params); rc != DAT_SUCCESS) {
+        DAPL_TRC(trace::kError, "tcp", "%s: cannot use ia_params \"%s\"", inst->name.c_str(),
+                 inst->params.c_str());
+        return rc;
+    }
+    auto t = std::make_unique<TcpTransport>(ia, params);
+    if (!t->ok()) return util::err(DAT_INSUFFICIENT_RESOURCES);
+    char buf[80];
+    DAPL_TRC(trace::kNormal, "tcp", "%s: IA address %s, port base %u", inst->name.c_str(),
+             addr_str(reinterpret_cast<const sockaddr *>(&params.addr), buf, sizeof buf),
+             params.port_base);
+    *out = std::move(t);
+    return DAT_SUCCESS;
+}
+
+}  // namespace opendat::tcp

@@ -1,0 +1,216 @@
+#include "util/attrs.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include <dat2/dat_trace.h>
+
+#include "trace/trace.hpp"
+
+namespace opendat::util {
+
+namespace {
+
+// The provider-level debug_query/debug_modify functions. DAPL is this provider's own
+// trace domain; DAT is the hosting front end's, reached through its OpenDAT-only exports
+// when it has them (the reference libdat2 does not).
+template <class Fn>
+Fn host_fn(const char *name) noexcept {
+    void *sym = dlsym(RTLD_DEFAULT, name);
+    Fn f = nullptr;
+    std::memcpy(&f, &sym, sizeof f);
+    return f;
+}
+
+DAT_RETURN trclvl_query(DAT_TRACE_COMPONENT component, DAT_UINT32 *level) noexcept {
+    if (level == nullptr) return bad_arg(2);
+    switch (component) {
+        case DAT_TRACE_COMPONENT_DAPL:
+            *level = static_cast<DAT_UINT32>(trace::dapl_domain().level());
+            return DAT_SUCCESS;
+        case DAT_TRACE_COMPONENT_DAT: {
+            auto fn = host_fn<DAT_TRCLVL_QUERY_FUNC>("dat_trclvl_query");
+            return fn != nullptr ? fn(component, level) : kNotImplemented;
+        }
+    }
+    return bad_arg(1);
+}
+
+DAT_RETURN trclvl_modify(DAT_TRACE_COMPONENT component, DAT_UINT32 level) noexcept {
+    if (level > DAT_TRACE_LEVEL_MAX) return bad_arg(2);
+    switch (component) {
+        case DAT_TRACE_COMPONENT_DAPL:
+            trace::dapl_domain().set_level(static_cast<int>(level));
+            return DAT_SUCCESS;
+        case DAT_TRACE_COMPONENT_DAT: {
+            auto fn = host_fn<DAT_TRCLVL_MODIFY_FUNC>("dat_trclvl_modify");
+            return fn != nullptr ? fn(component, level) : kNotImplemented;
+        }
+    }
+    return bad_arg(1);
+}
+
+const char *fn_as_value(DAT_TRCLVL_QUERY_FUNC f) noexcept {
+    const char *v;
+    std::memcpy(&v, &f, sizeof v);
+    return v;
+}
+const char *fn_as_value(DAT_TRCLVL_MODIFY_FUNC f) noexcept {
+    const char *v;
+    std::memcpy(&v, &f, sizeof v);
+    return v;
+}
+
+// Provider-specific attributes. The strings live as long as the provider library; the
+// MTU string is per transport limit, formatted once per IA query into the IA-less static
+// below (all our transports report the same MTU per build, so one buffer suffices).
+struct SpecificAttrs {
+    char mtu[16];
+    DAT_NAMED_ATTR attrs[10];
+    int count;
+};
+
+SpecificAttrs &specific_attrs(const Limits &lim) noexcept {
+    static SpecificAttrs s = [&] {
+        SpecificAttrs a{};
+        std::snprintf(a.mtu, sizeof a.mtu, "%d", lim.transport_mtu);
+        int n = 0;
+        // dtest runs its RDMA-read phase only when this says "TRUE"; dtestsrq sizes its
+        // buffers from the MTU.
+        a.attrs[n++] = {"DAT_IB_RDMA_READ", "TRUE"};
+        a.attrs[n++] = {"DAT_IB_TRANSPORT_MTU", a.mtu};
+        a.attrs[n++] = {"DAT_IB_CONNECTIVITY_MODE", "DIRECT"};
+        a.attrs[n++] = {"DAT_EXTENSION_INTERFACE", "FALSE"};
+        a.attrs[n++] = {DAT_VENDOR_ATTR_DELAYED_ACK_SUPPORTED,
+                        lim.delayed_ack_supported ? "true" : "false"};
+        a.attrs[n++] = {DAT_VENDOR_ATTR_EXTENSION, "1.0"};
+        a.attrs[n++] = {DAT_VENDOR_ATTR_EXT_VERSION, "1.0"};
+        a.attrs[n++] = {DAT_VENDOR_ATTR_DEBUG_QUERY, fn_as_value(&trclvl_query)};
+        a.attrs[n++] = {DAT_VENDOR_ATTR_DEBUG_MODIFY, fn_as_value(&trclvl_modify)};
+        a.count = n;
+        return a;
+    }();
+    return s;
+}
+
+void copy_name(char *dst, const std::string &src) noexcept {
+    std::size_t n = src.size() < DAT_NAME_MAX_LENGTH - 1 ? src.size() : DAT_NAME_MAX_LENGTH - 1;
+    std::memcpy(dst, src.data(), n);
+    dst[n] = '\0';
+}
+
+}  // namespace
+
+void fill_ia_attr(Ia *ia, DAT_IA_ATTR *out) noexcept {
+    const Limits &lim = ia->transport->limits();
+    DAT_IA_ATTR a{};
+    copy_name(a.adapter_name, ia->instance->name);
+    copy_name(a.vendor_name, std::string("OpenDAT ") + lim.transport_name);
+    a.hardware_version_major = 2;
+    a.firmware_version_major = 2;
+    a.ia_address_ptr = const_cast<sockaddr *>(ia->transport->address());
+    a.max_eps = lim.max_eps;
+    a.max_dto_per_ep = lim.max_dto_per_ep;
+    a.max_rdma_read_per_ep_in = lim.max_rdma_read_per_ep;
+    a.max_rdma_read_per_ep_out = lim.max_rdma_read_per_ep;
+    a.max_evds = lim.max_evds;
+    a.max_evd_qlen = lim.max_evd_qlen;
+    a.max_iov_segments_per_dto = lim.max_iov;
+    a.max_lmrs = lim.max_lmrs;
+    a.max_lmr_block_size = 0x7fffffff;
+    a.max_lmr_virtual_address = ~DAT_VADDR{0};
+    a.max_pzs = 1 << 16;
+    a.max_message_size = lim.max_message_size;
+    a.max_rdma_size = lim.max_rdma_size;
+    a.max_rmrs = lim.max_lmrs;
+    a.max_rmr_target_address = ~DAT_VADDR{0};
+    a.max_srqs = 0;
+    a.max_ep_per_srq = 0;
+    a.max_recv_per_srq = 0;
+    a.max_iov_segments_per_rdma_read = lim.max_iov;
+    a.max_iov_segments_per_rdma_write = lim.max_iov;
+    a.max_rdma_read_in = lim.max_rdma_read_per_ep;
+    a.max_rdma_read_out = lim.max_rdma_read_per_ep;
+    a.max_rdma_read_per_ep_in_guaranteed = DAT_TRUE;
+    a.max_rdma_read_per_ep_out_guaranteed = DAT_TRUE;
+    a.zb_supported = DAT_FALSE;
+    // No IB extensions: libdat2 then answers dat_extension_op itself (NOT_IMPLEMENTED).
+    a.extension_supported = DAT_EXTENSION_NONE;
+    a.extension_version = 0;
+    a.num_transport_attr = 0;
+    a.transport_attr = nullptr;
+    a.num_vendor_attr = 0;
+    a.vendor_attr = nullptr;
+    *out = a;
+}
+
+void fill_provider_attr(Ia *ia, DAT_PROVIDER_ATTR *out) noexcept {
+    const Limits &lim = ia->transport->limits();
+    const ProviderInstance *inst = ia->instance;
+    DAT_PROVIDER_ATTR a{};
+    copy_name(a.provider_name, inst->name);
+    a.provider_version_major = 2;
+    a.provider_version_minor = 0;
+    // Must echo the dat.conf key exactly, or the registry cannot find the entry at close.
+    a.dapl_version_major = inst->info.dapl_version_major;
+    a.dapl_version_minor = inst->info.dapl_version_minor;
+    a.is_thread_safe = inst->info.is_thread_safe;
+    a.lmr_mem_types_supported = static_cast<DAT_MEM_TYPE>(DAT_MEM_TYPE_VIRTUAL | DAT_MEM_TYPE_LMR);
+    a.iov_ownership_on_return = DAT_IOV_CONSUMER;
+    a.dat_qos_supported = DAT_QOS_BEST_EFFORT;
+    a.completion_flags_supported = DAT_COMPLETION_DEFAULT_FLAG;
+    a.max_private_data_size = static_cast<DAT_COUNT>(kMaxPrivateData);
+    a.supports_multipath = DAT_FALSE;
+    a.ep_creator = DAT_PSP_CREATES_EP_NEVER;
+    a.pz_support = DAT_PZ_UNIQUE;
+    a.optimal_buffer_alignment = DAT_OPTIMAL_ALIGNMENT;
+    // evd_stream_merging_supported is declared const in the reference struct; write it
+    // through a byte view. We can merge any streams except async with the others.
+    DAT_BOOLEAN merge[6][6];
+    for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) merge[i][j] = (i == 5 || j == 5) ? DAT_FALSE : DAT_TRUE;
+    std::memcpy(reinterpret_cast<unsigned char *>(&a) +
+                    offsetof(DAT_PROVIDER_ATTR, evd_stream_merging_supported),
+                merge, sizeof merge);
+    a.srq_supported = DAT_FALSE;
+    a.srq_watermarks_supported = 0;
+    a.srq_ep_pz_difference_supported = DAT_FALSE;
+    a.srq_info_supported = 0;
+    a.ep_recv_info_supported = 0;
+    a.lmr_sync_req = DAT_FALSE;
+    a.dto_async_return_guaranteed = DAT_FALSE;
+    a.rdma_write_for_rdma_read_req = DAT_FALSE;
+    a.rdma_read_lmr_rmr_context_exposure = DAT_FALSE;
+    a.rmr_scope_supported = DAT_RMR_SCOPE_EP;
+    a.is_signal_safe = DAT_FALSE;
+    a.ha_supported = DAT_FALSE;
+    a.ha_loadbalancing = DAT_HA_LB_NONE;
+    SpecificAttrs &s = specific_attrs(lim);
+    a.num_provider_specific_attr = s.count;
+    a.provider_specific_attr = s.attrs;
+    std::memcpy(static_cast<void *>(out), &a, sizeof a);
+}
+
+void default_ep_attr(const Limits &lim, DAT_EP_ATTR *out) noexcept {
+    DAT_EP_ATTR a{};
+    a.service_type = DAT_SERVICE_TYPE_RC;
+    a.max_message_size = lim.max_message_size;
+    a.max_rdma_size = lim.max_rdma_size;
+    a.qos = DAT_QOS_BEST_EFFORT;
+    a.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
+    a.request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
+    a.max_recv_dtos = 256;
+    a.max_request_dtos = 256;
+    a.max_recv_iov = 4;
+    a.max_request_iov = 4;
+    a.max_rdma_read_in = 8;
+    a.max_rdma_read_out = 8;
+    a.srq_soft_hw = DAT_HW_DEFAULT;
+    a.max_rdma_read_iov = 4;
+    a.max_rdma_write_iov = 4;
+    *out = a;
+}
+
+}  // namespace opendat::util

@@ -1,0 +1,492 @@
+// EP, PSP, RSP and CR entry points: validation, attributes and state checks; the
+// mechanics go to the Transport.
+#include <cstring>
+#include <new>
+
+#include <dat2/dat_trace.h>
+
+#include "trace/trace.hpp"
+#include "util/attrs.hpp"
+#include "util/entries.hpp"
+#include "util/ep_checks.hpp"
+#include "util/objects.hpp"
+
+namespace opendat::util {
+
+DAT_DTO_COMPLETION_STATUS check_local_iov(const Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                          DAT_MEM_PRIV_FLAGS need, std::uint64_t *total) noexcept {
+    std::uint64_t sum = 0;
+    for (DAT_COUNT i = 0; i < n; ++i) {
+        const DAT_LMR_TRIPLET &s = iov[i];
+        if (s.segment_length == 0) continue;
+        DAT_DTO_COMPLETION_STATUS st = ep->ia->mem.check(KeyKind::Lmr, s.lmr_context, ep->pz,
+                                                         s.virtual_address, s.segment_length, need);
+        if (st != DAT_DTO_SUCCESS) return st;
+        sum += s.segment_length;
+    }
+    *total = sum;
+    return DAT_DTO_SUCCESS;
+}
+
+namespace entry {
+
+namespace {
+
+bool parse_bool(const char *v, bool *out) noexcept {
+    if (v == nullptr) return false;
+    if (std::strcmp(v, "true") == 0 || std::strcmp(v, "TRUE") == 0 || std::strcmp(v, "1") == 0) {
+        *out = true;
+        return true;
+    }
+    if (std::strcmp(v, "false") == 0 || std::strcmp(v, "FALSE") == 0 || std::strcmp(v, "0") == 0) {
+        *out = false;
+        return true;
+    }
+    return false;
+}
+
+// Applies the provider-specific EP attributes we know ("delayed_ack"); unknown names are
+// ignored as the spec allows, a known name with a bad value or an unsupported feature is
+// an error.
+DAT_RETURN apply_provider_specific(Ep *ep, const DAT_EP_ATTR &a, int argno) noexcept {
+    for (DAT_COUNT i = 0; i < a.ep_provider_specific_count; ++i) {
+        const DAT_NAMED_ATTR &na = a.ep_provider_specific[i];
+        if (na.name == nullptr || std::strcmp(na.name, DAT_EP_ATTR_DELAYED_ACK) != 0) continue;
+        bool on = false;
+        if (!parse_bool(na.value, &on)) return bad_arg(argno);
+        if (on && !ep->ia->transport->limits().delayed_ack_supported)
+            return err(DAT_MODEL_NOT_SUPPORTED);
+        ep->delayed_ack.store(on);
+    }
+    ep->provider_attr[0].name = DAT_EP_ATTR_DELAYED_ACK;
+    ep->provider_attr[0].value = ep->delayed_ack.load() ? "true" : "false";
+    ep->attr.ep_provider_specific_count = 1;
+    ep->attr.ep_provider_specific = ep->provider_attr;
+    return DAT_SUCCESS;
+}
+
+// Optional EVD argument: NULL is allowed, anything else must be a live EVD.
+bool optional_evd(DAT_EVD_HANDLE h, Evd **out) noexcept {
+    *out = nullptr;
+    if (h == DAT_HANDLE_NULL) return true;
+    *out = as<Evd>(h);
+    return *out != nullptr;
+}
+
+void ep_release(Ep *ep) noexcept {
+    for (Evd *e : {ep->recv_evd, ep->request_evd, ep->connect_evd})
+        if (e != nullptr) e->users.fetch_sub(1);
+    if (ep->pz != nullptr) ep->pz->users.fetch_sub(1);
+    ep->ia->objects.fetch_sub(1);
+}
+
+DAT_RETURN post_common(DAT_EP_HANDLE h, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                       Ep **out) noexcept {
+    Ep *ep = as<Ep>(h);
+    if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
+    if (n < 0 || (n > 0 && iov == nullptr)) return bad_arg(2);
+    *out = ep;
+    return DAT_SUCCESS;
+}
+
+}  // namespace
+
+DAT_RETURN ep_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
+                     DAT_EVD_HANDLE req_h, DAT_EVD_HANDLE conn_h, const DAT_EP_ATTR *attr,
+                     DAT_EP_HANDLE *out) noexcept {
+    Ia *ia = as<Ia>(h);
+    if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
+    Pz *pz = nullptr;
+    if (pz_h != DAT_HANDLE_NULL && (pz = as<Pz>(pz_h)) == nullptr)
+        return invalid_handle(DAT_HANDLE_TYPE_PZ);
+    Evd *recv = nullptr, *req = nullptr, *conn = nullptr;
+    if (!optional_evd(recv_h, &recv)) return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV);
+    if (!optional_evd(req_h, &req)) return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_REQUEST);
+    if (!optional_evd(conn_h, &conn)) return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CONN);
+    if (out == nullptr) return bad_arg(7);
+    const Limits &lim = ia->transport->limits();
+    Ep *ep = new (std::nothrow) Ep(ia->provider, ia);
+    if (ep == nullptr) return kNoMemory;
+    default_ep_attr(lim, &ep->attr);
+    if (attr != nullptr) {
+        DAT_EP_ATTR a = *attr;
+        if (a.service_type != DAT_SERVICE_TYPE_RC || a.max_recv_dtos < 0 ||
+            a.max_request_dtos < 0 || a.max_recv_dtos > lim.max_dto_per_ep ||
+            a.max_request_dtos > lim.max_dto_per_ep || a.max_recv_iov > lim.max_iov ||
+            a.max_request_iov > lim.max_iov || a.max_rdma_read_out > lim.max_rdma_read_per_ep ||
+            a.max_rdma_read_in > lim.max_rdma_read_per_ep) {
+            delete ep;
+            return bad_arg(6);
+        }
+        if (a.max_recv_iov <= 0) a.max_recv_iov = 1;
+        if (a.max_request_iov <= 0) a.max_request_iov = 1;
+        if (a.max_message_size == 0 || a.max_message_size > lim.max_message_size)
+            a.max_message_size = lim.max_message_size;
+        if (a.max_rdma_size == 0 || a.max_rdma_size > lim.max_rdma_size)
+            a.max_rdma_size = lim.max_rdma_size;
+        ep->attr = a;
+    }
+    ep->attr.ep_transport_specific_count = 0;
+    ep->attr.ep_transport_specific = nullptr;
+    ep->attr.ep_provider_specific_count = 0;
+    ep->attr.ep_provider_specific = nullptr;
+    if (attr != nullptr && attr->ep_provider_specific_count > 0 &&
+        attr->ep_provider_specific != nullptr) {
+        DAT_EP_ATTR tmp = *attr;
+        if (DAT_RETURN rc = apply_provider_specific(ep, tmp, 6); rc != DAT_SUCCESS) {
+            delete ep;
+            return rc;
+        }
+    } else {
+        DAT_EP_ATTR none{};
+        apply_provider_specific(ep, none, 6);
+    }
+    ep->pz = pz;
+    ep->recv_evd = recv;
+    ep->request_evd = req;
+    ep->connect_evd = conn;
+    if (DAT_RETURN rc = ia->transport->ep_create(ep); rc != DAT_SUCCESS) {
+        delete ep;
+        return rc;
+    }
+    for (Evd *e : {recv, req, conn})
+        if (e != nullptr) e->users.fetch_add(1);
+    if (pz != nullptr) pz->users.fetch_add(1);
+    ia->objects.fetch_add(1);
+    *out = ep;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN ep_query(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *p) noexcept {
+    Ep *ep = as<Ep>(h);
+    if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
+    if (p == nullptr) return bad_arg(3);
+    (void)mask;  // every field is cheap; fill them all
+    std::lock_guard lk(ep->mu);
+    p->ia_handle = ep->ia->consumer_handle();
+    p->ep_state = ep->state;
+    p->local_ia_address_ptr = const_cast<sockaddr *>(ep->ia->transport->address());
+    p->local_port_qual = ep->local_qual;
+    p->remote_ia_address_ptr = reinterpret_cast<sockaddr *>(&ep->remote_addr);
+    p->remote_port_qual = ep->remote_qual;
+    p->pz_handle = ep->pz;
+    p->recv_evd_handle = ep->recv_evd;
+    p->request_evd_handle = ep->request_evd;
+    p->connect_evd_handle = ep->connect_evd;
+    p->srq_handle = DAT_HANDLE_NULL;
+    p->ep_attr = ep->attr;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *p) noexcept {
+    Ep *ep = as<Ep>(h);
+    if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
+    if (p == nullptr) return bad_arg(3);
+    // Only the provider-specific attribute can change on a live EP; the rest would need
+    // the transport to re-size its queues, which we do not support.
+    if ((mask & ~DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR) != 0) return bad_arg(2);
+    if (mask & DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR) {
+        std::lock_guard lk(ep->mu);
+        return apply_provider_specific(ep, p->ep_attr, 3);
+    }
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qual,
+                      DAT_TIMEOUT timeout, DAT_COUNT pdata_len, const DAT_PVOID pdata, DAT_QOS,
+                      DAT_CONNECT_FLAGS) noexcept {
+    Ep *ep = as<Ep>(h);
+    if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
+    if (addr == nullptr) return bad_arg(2);
+    if (pdata_len < 0 || static_cast<std::size_t>(pdata_len) > kMaxPrivateData) return bad_arg(5);
+    if (pdata_len > 0 && pdata == nullptr) return bad_arg(6);
+    if (ep->connect_evd == nullptr || ep->request_evd == nullptr || ep->recv_evd == nullptr ||
+        ep->pz == nullptr)
+        return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFIGURED);
+    {
+        std::lock_guard lk(ep->mu);
+        if (ep->state != DAT_EP_STATE_UNCONNECTED)
+            return err(DAT_INVALID_STATE, ep->state == DAT_EP_STATE_CONNECTED
+                                              ? DAT_INVALID_STATE_EP_CONNECTED
+                                              : DAT_INVALID_STATE_EP_NOTREADY);
+        ep->state = DAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
+        ep->remote_qual = qual;
+    }
+    DAT_RETURN rc = ep->ia->transport->ep_connect(ep, addr, qual, timeout, pdata_len, pdata);
+    if (rc != DAT_SUCCESS) {
+        std::lock_guard lk(ep->mu);
+        ep->state = DAT_EP_STATE_UNCONNECTED;
+    }
+    return rc;
+}
+
+DAT_RETURN ep_dup_connect(DAT_EP_HANDLE h, DAT_EP_HANDLE dup_h, DAT_TIMEOUT timeout,
+                          DAT_COUNT pdata_len, const DAT_PVOID pdata, DAT_QOS qos) noexcept {
+    Ep *dup = as<Ep>(dup_h);
+    if (dup == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
+    sockaddr_storage remote;
+    DAT_CONN_QUAL qual;
+    {
+        std::lock_guard lk(dup->mu);
+        if (dup->state != DAT_EP_STATE_CONNECTED)
+            return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONNECTED);
+        remote = dup->remote_addr;
+        qual = dup->remote_qual;
+    }
+    return ep_connect(h, reinterpret_cast<sockaddr *>(&remote), qual, timeout, pdata_len, pdata,
+                      qos, DAT_CONNECT_DEFAULT_FLAG);
+}
+
+DAT_RETURN ep_disconnect(DAT_EP_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
+    Ep *ep = as<Ep>(h);
+    if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
+    return ep->ia->transport->ep_disconnect(ep, flags);
+}
+
+DAT_RETURN ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+                        DAT_COMPLETION_FLAGS flags) noexcept {
+    Ep *ep = nullptr;
+    if (DAT_RETURN rc = post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
+    if (n > ep->attr.max_request_iov) return err(DAT_LENGTH_ERROR);
+    return ep->ia->transport->ep_post_send(ep, n, iov, cookie, flags);
+}
+
+DAT_RETURN ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+                        DAT_COMPLETION_FLAGS flags) noexcept {
+    Ep *ep = nullptr;
+    if (DAT_RETURN rc = post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
+    if (n > ep->attr.max_recv_iov) return err(DAT_LENGTH_ERROR);
+    return ep->ia->transport->ep_post_recv(ep, n, iov, cookie, flags);
+}
+
+DAT_RETURN ep_post_rdma_read(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                             DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                             DAT_COMPLETION_FLAGS flags) noexcept {
+    Ep *ep = nullptr;
+    if (DAT_RETURN rc = post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
+    if (remote == nullptr) return bad_arg(5);
+    if (n > ep->attr.max_rdma_read_iov && n > ep->attr.max_request_iov)
+        return err(DAT_LENGTH_ERROR);
+    return ep->ia->transport->ep_post_rdma_read(ep, n, iov, cookie, remote, flags);
+}
+
+DAT_RETURN ep_post_rdma_write(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                              DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                              DAT_COMPLETION_FLAGS flags) noexcept {
+    Ep *ep = nullptr;
+    if (DAT_RETURN rc = post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
+    if (remote == nullptr) return bad_arg(5);
+    if (n > ep->attr.max_rdma_write_iov && n > ep->attr.max_request_iov)
+        return err(DAT_LENGTH_ERROR);
+    return ep->ia->transport->ep_post_rdma_write(ep, n, iov, cookie, remote, flags);
+}
+
+DAT_RETURN ep_get_status(DAT_EP_HANDLE h, DAT_EP_STATE *state, DAT_BOOLEAN *recv_idle,
+                         DAT_BOOLEAN *req_idle) noexcept {
+    Ep *ep = as<Ep>(h);
+    if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
+    bool r = true, q = true;
+    ep->ia->transport->ep_idle(ep, &r, &q);
+    if (state != nullptr) {
+        std::lock_guard lk(ep->mu);
+        *state = ep->state;
+    }
+    if (recv_idle != nullptr) *recv_idle = r ? DAT_TRUE : DAT_FALSE;
+    if (req_idle != nullptr) *req_idle = q ? DAT_TRUE : DAT_FALSE;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN ep_free(DAT_EP_HANDLE h) noexcept {
+    Ep *ep = as<Ep>(h);
+    if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
+    ep_release(ep);
+    ep->magic = kMagicDead;  // invalid from now on; the transport frees the memory
+    ep->ia->transport->ep_destroy(ep);
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN ep_reset(DAT_EP_HANDLE h) noexcept {
+    Ep *ep = as<Ep>(h);
+    if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
+    std::lock_guard lk(ep->mu);
+    if (ep->state != DAT_EP_STATE_DISCONNECTED && ep->state != DAT_EP_STATE_UNCONNECTED)
+        return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_CONNECTED);
+    ep->state = DAT_EP_STATE_UNCONNECTED;
+    return DAT_SUCCESS;
+}
+
+namespace {
+DAT_RETURN sp_create(Ia *ia, Header *sp, DAT_CONN_QUAL qual) noexcept {
+    DAT_RETURN rc = ia->transport->sp_listen(sp, qual);
+    if (rc == DAT_SUCCESS) ia->objects.fetch_add(1);
+    return rc;
+}
+}  // namespace
+
+DAT_RETURN psp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd_h,
+                      DAT_PSP_FLAGS flags, DAT_PSP_HANDLE *out) noexcept {
+    Ia *ia = as<Ia>(h);
+    if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
+    Evd *evd = as<Evd>(evd_h);
+    if (evd == nullptr || !(evd->flags & DAT_EVD_CR_FLAG))
+        return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
+    if (flags != DAT_PSP_CONSUMER_FLAG) return err(DAT_MODEL_NOT_SUPPORTED);  // we never create EPs
+    if (out == nullptr) return bad_arg(5);
+    Psp *psp = new (std::nothrow) Psp(ia->provider, ia);
+    if (psp == nullptr) return kNoMemory;
+    psp->qual = qual;
+    psp->evd = evd;
+    psp->flags = flags;
+    if (DAT_RETURN rc = sp_create(ia, psp, qual); rc != DAT_SUCCESS) {
+        delete psp;
+        return rc;
+    }
+    evd->users.fetch_add(1);
+    *out = psp;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN psp_create_any(DAT_IA_HANDLE h, DAT_CONN_QUAL *qual, DAT_EVD_HANDLE evd_h,
+                          DAT_PSP_FLAGS flags, DAT_PSP_HANDLE *out) noexcept {
+    if (qual == nullptr) return bad_arg(2);
+    // Qualifier 0 asks the transport for any free one; it reports the choice in psp->qual.
+    DAT_RETURN rc = psp_create(h, 0, evd_h, flags, out);
+    if (rc == DAT_SUCCESS) *qual = static_cast<Psp *>(*out)->qual;
+    return rc;
+}
+
+DAT_RETURN psp_query(DAT_PSP_HANDLE h, DAT_PSP_PARAM_MASK, DAT_PSP_PARAM *p) noexcept {
+    Psp *psp = as<Psp>(h);
+    if (psp == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PSP);
+    if (p == nullptr) return bad_arg(3);
+    p->ia_handle = psp->ia->consumer_handle();
+    p->conn_qual = psp->qual;
+    p->evd_handle = psp->evd;
+    p->psp_flags = psp->flags;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN psp_free(DAT_PSP_HANDLE h) noexcept {
+    Psp *psp = as<Psp>(h);
+    if (psp == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PSP);
+    psp->evd->users.fetch_sub(1);
+    psp->ia->objects.fetch_sub(1);
+    psp->magic = kMagicDead;
+    psp->ia->transport->sp_close(psp);
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN rsp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual, DAT_EP_HANDLE ep_h, DAT_EVD_HANDLE evd_h,
+                      DAT_RSP_HANDLE *out) noexcept {
+    Ia *ia = as<Ia>(h);
+    if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
+    Ep *ep = as<Ep>(ep_h);
+    if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
+    Evd *evd = as<Evd>(evd_h);
+    if (evd == nullptr || !(evd->flags & DAT_EVD_CR_FLAG))
+        return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
+    if (out == nullptr) return bad_arg(5);
+    {
+        std::lock_guard lk(ep->mu);
+        if (ep->state != DAT_EP_STATE_UNCONNECTED || ep->rsp != nullptr)
+            return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+    }
+    Rsp *rsp = new (std::nothrow) Rsp(ia->provider, ia);
+    if (rsp == nullptr) return kNoMemory;
+    rsp->qual = qual;
+    rsp->evd = evd;
+    rsp->ep = ep;
+    if (DAT_RETURN rc = sp_create(ia, rsp, qual); rc != DAT_SUCCESS) {
+        delete rsp;
+        return rc;
+    }
+    {
+        std::lock_guard lk(ep->mu);
+        ep->rsp = rsp;
+        ep->state = DAT_EP_STATE_RESERVED;
+    }
+    evd->users.fetch_add(1);
+    *out = rsp;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN rsp_query(DAT_RSP_HANDLE h, DAT_RSP_PARAM_MASK, DAT_RSP_PARAM *p) noexcept {
+    Rsp *rsp = as<Rsp>(h);
+    if (rsp == nullptr) return invalid_handle(DAT_HANDLE_TYPE_RSP);
+    if (p == nullptr) return bad_arg(3);
+    p->ia_handle = rsp->ia->consumer_handle();
+    p->conn_qual = rsp->qual;
+    p->evd_handle = rsp->evd;
+    p->ep_handle = rsp->ep;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN rsp_free(DAT_RSP_HANDLE h) noexcept {
+    Rsp *rsp = as<Rsp>(h);
+    if (rsp == nullptr) return invalid_handle(DAT_HANDLE_TYPE_RSP);
+    if (Ep *ep = as<Ep>(rsp->ep); ep != nullptr) {
+        std::lock_guard lk(ep->mu);
+        if (ep->rsp == rsp) {
+            ep->rsp = nullptr;
+            if (ep->state == DAT_EP_STATE_RESERVED) ep->state = DAT_EP_STATE_UNCONNECTED;
+        }
+    }
+    rsp->evd->users.fetch_sub(1);
+    rsp->ia->objects.fetch_sub(1);
+    rsp->magic = kMagicDead;
+    rsp->ia->transport->sp_close(rsp);
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN cr_query(DAT_CR_HANDLE h, DAT_CR_PARAM_MASK, DAT_CR_PARAM *p) noexcept {
+    Cr *cr = as<Cr>(h);
+    if (cr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CR);
+    if (p == nullptr) return bad_arg(3);
+    p->remote_ia_address_ptr = reinterpret_cast<sockaddr *>(&cr->remote_addr);
+    p->remote_port_qual = cr->remote_port;
+    p->private_data_size = cr->pdata_len;
+    p->private_data = cr->pdata_len > 0 ? cr->pdata : nullptr;
+    p->local_ep_handle = cr->local_ep;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_h, DAT_COUNT pdata_len,
+                     const DAT_PVOID pdata) noexcept {
+    Cr *cr = as<Cr>(h);
+    if (cr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CR);
+    Ep *ep = ep_h == DAT_HANDLE_NULL ? cr->local_ep : as<Ep>(ep_h);
+    if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
+    if (pdata_len < 0 || static_cast<std::size_t>(pdata_len) > kMaxPrivateData) return bad_arg(3);
+    if (pdata_len > 0 && pdata == nullptr) return bad_arg(4);
+    if (ep->connect_evd == nullptr || ep->request_evd == nullptr || ep->recv_evd == nullptr ||
+        ep->pz == nullptr)
+        return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFIGURED);
+    {
+        std::lock_guard lk(ep->mu);
+        if (ep->state != DAT_EP_STATE_UNCONNECTED && ep->state != DAT_EP_STATE_RESERVED)
+            return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+        ep->state = DAT_EP_STATE_COMPLETION_PENDING;
+        ep->remote_addr = cr->remote_addr;
+        ep->remote_qual = cr->remote_port;
+        ep->local_qual = cr->qual;
+    }
+    cr->magic = kMagicDead;  // the CR is consumed either way
+    DAT_RETURN rc = cr->ia->transport->cr_accept(cr, ep, pdata_len, pdata);
+    if (rc != DAT_SUCCESS) {
+        std::lock_guard lk(ep->mu);
+        ep->state = DAT_EP_STATE_UNCONNECTED;
+    }
+    return rc;
+}
+
+DAT_RETURN cr_reject(DAT_CR_HANDLE h, DAT_COUNT pdata_len, const DAT_PVOID pdata) noexcept {
+    Cr *cr = as<Cr>(h);
+    if (cr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CR);
+    if (pdata_len < 0 || static_cast<std::size_t>(pdata_len) > kMaxPrivateData) return bad_arg(2);
+    if (pdata_len > 0 && pdata == nullptr) return bad_arg(3);
+    cr->magic = kMagicDead;
+    return cr->ia->transport->cr_reject(cr, pdata_len, pdata);
+}
+
+}  // namespace entry
+}  // namespace opendat::util

@@ -1,0 +1,121 @@
+// EVD entry points: validation and parameter handling around util::Evd.
+#include <new>
+
+#include "util/entries.hpp"
+#include "util/objects.hpp"
+
+namespace opendat::util::entry {
+
+namespace {
+constexpr DAT_EVD_FLAGS kKnownFlags = static_cast<DAT_EVD_FLAGS>(
+    DAT_EVD_SOFTWARE_FLAG | DAT_EVD_CR_FLAG | DAT_EVD_DTO_FLAG | DAT_EVD_CONNECTION_FLAG |
+    DAT_EVD_RMR_BIND_FLAG | DAT_EVD_ASYNC_FLAG);
+}
+
+DAT_RETURN evd_create(DAT_IA_HANDLE h, DAT_COUNT qlen, DAT_CNO_HANDLE cno_h, DAT_EVD_FLAGS flags,
+                      DAT_EVD_HANDLE *out) noexcept {
+    Ia *ia = as<Ia>(h);
+    if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
+    if (qlen <= 0 || qlen > ia->transport->limits().max_evd_qlen) return bad_arg(2);
+    Cno *cno = nullptr;
+    if (cno_h != DAT_HANDLE_NULL && (cno = as<Cno>(cno_h)) == nullptr)
+        return invalid_handle(DAT_HANDLE_TYPE_CNO);
+    if ((flags & ~kKnownFlags) != 0 || flags == 0) return bad_arg(4);
+    if (out == nullptr) return bad_arg(5);
+    Evd *evd = nullptr;
+    try {
+        evd = new Evd(ia->provider, ia, qlen, flags, cno);
+    } catch (...) {
+        return kNoMemory;
+    }
+    evd->set_progress(ia->transport.get());
+    ia->objects.fetch_add(1);
+    *out = evd;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN evd_query(DAT_EVD_HANDLE h, DAT_EVD_PARAM_MASK mask, DAT_EVD_PARAM *param) noexcept {
+    Evd *evd = as<Evd>(h);
+    if (evd == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EVD);
+    if (param == nullptr) return bad_arg(3);
+    if (mask & DAT_EVD_FIELD_IA_HANDLE) param->ia_handle = evd->ia->consumer_handle();
+    if (mask & DAT_EVD_FIELD_EVD_QLEN) param->evd_qlen = evd->qlen();
+    if (mask & DAT_EVD_FIELD_EVD_STATE) param->evd_state = evd->state();
+    if (mask & DAT_EVD_FIELD_CNO) param->cno_handle = evd->cno();
+    if (mask & DAT_EVD_FIELD_EVD_FLAGS) param->evd_flags = evd->flags;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN evd_modify_cno(DAT_EVD_HANDLE h, DAT_CNO_HANDLE cno_h) noexcept {
+    Evd *evd = as<Evd>(h);
+    if (evd == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EVD);
+    Cno *cno = nullptr;
+    if (cno_h != DAT_HANDLE_NULL && (cno = as<Cno>(cno_h)) == nullptr)
+        return invalid_handle(DAT_HANDLE_TYPE_CNO);
+    return evd->set_cno(cno);
+}
+
+DAT_RETURN evd_enable(DAT_EVD_HANDLE h) noexcept {
+    Evd *evd = as<Evd>(h);
+    return evd == nullptr ? invalid_handle(DAT_HANDLE_TYPE_EVD) : evd->set_enabled(true);
+}
+
+DAT_RETURN evd_disable(DAT_EVD_HANDLE h) noexcept {
+    Evd *evd = as<Evd>(h);
+    return evd == nullptr ? invalid_handle(DAT_HANDLE_TYPE_EVD) : evd->set_enabled(false);
+}
+
+DAT_RETURN evd_wait(DAT_EVD_HANDLE h, DAT_TIMEOUT timeout, DAT_COUNT threshold, DAT_EVENT *event,
+                    DAT_COUNT *nmore) noexcept {
+    Evd *evd = as<Evd>(h);
+    if (evd == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EVD);
+    if (event == nullptr) return bad_arg(4);
+    return evd->wait(timeout, threshold, event, nmore);
+}
+
+DAT_RETURN evd_resize(DAT_EVD_HANDLE h, DAT_COUNT qlen) noexcept {
+    Evd *evd = as<Evd>(h);
+    return evd == nullptr ? invalid_handle(DAT_HANDLE_TYPE_EVD) : evd->resize(qlen);
+}
+
+DAT_RETURN evd_post_se(DAT_EVD_HANDLE h, const DAT_EVENT *event) noexcept {
+    Evd *evd = as<Evd>(h);
+    if (evd == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EVD);
+    if (event == nullptr || event->event_number != DAT_SOFTWARE_EVENT) return bad_arg(2);
+    if (!(evd->flags & DAT_EVD_SOFTWARE_FLAG)) return bad_arg(1);
+    if (!evd->post(*event)) return err(DAT_QUEUE_FULL);
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN evd_dequeue(DAT_EVD_HANDLE h, DAT_EVENT *event) noexcept {
+    Evd *evd = as<Evd>(h);
+    if (evd == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EVD);
+    if (event == nullptr) return bad_arg(2);
+    return evd->dequeue(event);
+}
+
+DAT_RETURN evd_free(DAT_EVD_HANDLE h) noexcept {
+    Evd *evd = as<Evd>(h);
+    if (evd == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EVD);
+    if (evd->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
+    if (evd == evd->ia->async_evd) {
+        if (evd->ia->own_async_evd) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
+        evd->ia->async_evd = nullptr;
+    }
+    evd->set_cno(nullptr);
+    evd->ia->objects.fetch_sub(1);
+    delete evd;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN evd_set_unwaitable(DAT_EVD_HANDLE h) noexcept {
+    Evd *evd = as<Evd>(h);
+    return evd == nullptr ? invalid_handle(DAT_HANDLE_TYPE_EVD) : evd->set_waitable(false);
+}
+
+DAT_RETURN evd_clear_unwaitable(DAT_EVD_HANDLE h) noexcept {
+    Evd *evd = as<Evd>(h);
+    return evd == nullptr ? invalid_handle(DAT_HANDLE_TYPE_EVD) : evd->set_waitable(true);
+}
+
+}  // namespace opendat::util::entry

@@ -1,0 +1,169 @@
+// IA, generic-handle, PZ and CNO entry points.
+#include <new>
+
+#include "trace/trace.hpp"
+#include "util/attrs.hpp"
+#include "util/entries.hpp"
+#include "util/ia_handle.hpp"
+#include "util/objects.hpp"
+#include "util/provider_table.hpp"
+
+namespace opendat::util::entry {
+
+DAT_RETURN ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen, DAT_EVD_HANDLE *async_evd,
+                   DAT_IA_HANDLE *ia_out) noexcept {OPENDAT_GUARD({
+    if (ia_out == nullptr) return bad_arg(4);
+    if (async_evd == nullptr) return bad_arg(3);
+    ProviderInstance *inst = find_instance(name);
+    if (inst == nullptr) return err(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
+    auto ia = std::make_unique<Ia>(&inst->table, inst);
+    DAT_RETURN rc = inst->make_transport(inst, ia.get(), &ia->transport);
+    if (rc != DAT_SUCCESS) return rc;
+    if (*async_evd == DAT_HANDLE_NULL) {
+        // The consumer asks us to create the async EVD.
+        if (qlen <= 0) qlen = 8;
+        ia->async_evd = new Evd(&inst->table, ia.get(), qlen, DAT_EVD_ASYNC_FLAG, nullptr);
+        ia->own_async_evd = true;
+        *async_evd = ia->async_evd;
+    } else if (*async_evd != DAT_EVD_ASYNC_EXISTS) {
+        Evd *evd = as<Evd>(*async_evd);
+        if (evd == nullptr) return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_ASYNC);
+        ia->async_evd = evd;
+    }
+    DAPL_TRC(trace::kNormal, "ia", "opened %s as %p", inst->name.c_str(),
+             static_cast<void *>(ia.get()));
+    *ia_out = ia.release();
+    return DAT_SUCCESS;
+})}
+
+DAT_RETURN ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR_MASK ia_mask,
+                    DAT_IA_ATTR *ia_attr, DAT_PROVIDER_ATTR_MASK prov_mask,
+                    DAT_PROVIDER_ATTR *prov_attr) noexcept {
+    Ia *ia = as<Ia>(h);
+    if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
+    if (ia_mask != 0 && ia_attr == nullptr) return bad_arg(4);
+    if (prov_mask != 0 && prov_attr == nullptr) return bad_arg(6);
+    if (async_evd != nullptr) *async_evd = ia->async_evd;
+    // We fill every field; the masks only say which ones the consumer reads.
+    if (ia_attr != nullptr && ia_mask != 0) fill_ia_attr(ia, ia_attr);
+    if (prov_attr != nullptr && prov_mask != 0) fill_provider_attr(ia, prov_attr);
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
+    Ia *ia = as<Ia>(h);
+    if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
+    // A graceful close requires the consumer to have freed everything; abrupt tears down.
+    if (flags == DAT_CLOSE_GRACEFUL_FLAG && ia->objects.load() != 0)
+        return err(DAT_INVALID_STATE, DAT_INVALID_STATE_IA_IN_USE);
+    DAPL_TRC(trace::kNormal, "ia", "closing %s (%d objects left)", ia->instance->name.c_str(),
+             ia->objects.load());
+    // Stops the progress engine and releases every socket; objects the consumer did not
+    // free stay allocated (their handles become invalid once the transport is gone).
+    ia->transport.reset();
+    if (ia->own_async_evd) delete ia->async_evd;
+    delete ia;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN set_consumer_context(DAT_HANDLE h, DAT_CONTEXT ctx) noexcept {
+    Header *hdr = as_header(h);
+    if (hdr == nullptr) return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);
+    hdr->context = ctx;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN get_consumer_context(DAT_HANDLE h, DAT_CONTEXT *ctx) noexcept {
+    Header *hdr = as_header(h);
+    if (hdr == nullptr) return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);
+    if (ctx == nullptr) return bad_arg(2);
+    *ctx = hdr->context;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN get_handle_type(DAT_HANDLE h, DAT_HANDLE_TYPE *type) noexcept {
+    Header *hdr = as_header(h);
+    if (hdr == nullptr) return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);
+    if (type == nullptr) return bad_arg(2);
+    *type = hdr->type;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN pz_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE *out) noexcept {
+    Ia *ia = as<Ia>(h);
+    if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
+    if (out == nullptr) return bad_arg(2);
+    Pz *pz = new (std::nothrow) Pz(ia->provider, ia);
+    if (pz == nullptr) return kNoMemory;
+    ia->objects.fetch_add(1);
+    *out = pz;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN pz_query(DAT_PZ_HANDLE h, DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *param) noexcept {
+    Pz *pz = as<Pz>(h);
+    if (pz == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PZ);
+    if (param == nullptr) return bad_arg(3);
+    if (mask & DAT_PZ_FIELD_IA_HANDLE) param->ia_handle = pz->ia->consumer_handle();
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN pz_free(DAT_PZ_HANDLE h) noexcept {
+    Pz *pz = as<Pz>(h);
+    if (pz == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PZ);
+    if (pz->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE);
+    pz->ia->objects.fetch_sub(1);
+    delete pz;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN cno_create(DAT_IA_HANDLE h, DAT_OS_WAIT_PROXY_AGENT agent,
+                      DAT_CNO_HANDLE *out) noexcept {
+    Ia *ia = as<Ia>(h);
+    if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
+    if (out == nullptr) return bad_arg(3);
+    Cno *cno = new (std::nothrow) Cno(ia->provider, ia, agent);
+    if (cno == nullptr) return kNoMemory;
+    ia->objects.fetch_add(1);
+    *out = cno;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN cno_modify_agent(DAT_CNO_HANDLE h, DAT_OS_WAIT_PROXY_AGENT agent) noexcept {
+    Cno *cno = as<Cno>(h);
+    if (cno == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CNO);
+    cno->set_agent(agent);
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN cno_query(DAT_CNO_HANDLE h, DAT_CNO_PARAM_MASK mask, DAT_CNO_PARAM *param) noexcept {
+    Cno *cno = as<Cno>(h);
+    if (cno == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CNO);
+    if (param == nullptr) return bad_arg(3);
+    // The CNO masks are irregular (PROXY = 0x3 overlaps IA|PROXY_TYPE); fill everything asked.
+    if (mask & (DAT_CNO_FIELD_IA_HANDLE | DAT_CNO_FIELD_ALL))
+        param->ia_handle = cno->ia->consumer_handle();
+    DAT_OS_WAIT_PROXY_AGENT agent = cno->agent();
+    param->proxy_type =
+        agent.proxy_agent_func != nullptr ? DAT_PROXY_TYPE_AGENT : DAT_PROXY_TYPE_NONE;
+    param->proxy.agent = agent;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN cno_free(DAT_CNO_HANDLE h) noexcept {
+    Cno *cno = as<Cno>(h);
+    if (cno == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CNO);
+    if (cno->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE);
+    cno->ia->objects.fetch_sub(1);
+    delete cno;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN cno_wait(DAT_CNO_HANDLE h, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd) noexcept {
+    Cno *cno = as<Cno>(h);
+    if (cno == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CNO);
+    if (evd == nullptr) return bad_arg(3);
+    return cno->wait(timeout, evd);
+}
+
+}  // namespace opendat::util::entry

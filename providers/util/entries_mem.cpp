@@ -1,0 +1,181 @@
+// LMR and RMR entry points.
+#include <new>
+
+#include "util/entries.hpp"
+#include "util/objects.hpp"
+
+namespace opendat::util::entry {
+
+DAT_RETURN lmr_create(DAT_IA_HANDLE h, DAT_MEM_TYPE mem_type, DAT_REGION_DESCRIPTION region,
+                      DAT_VLEN length, DAT_PZ_HANDLE pz_h, DAT_MEM_PRIV_FLAGS priv,
+                      DAT_VA_TYPE va_type, DAT_LMR_HANDLE *lmr_out, DAT_LMR_CONTEXT *lmr_ctx,
+                      DAT_RMR_CONTEXT *rmr_ctx, DAT_VLEN *reg_len, DAT_VADDR *reg_addr) noexcept {
+    Ia *ia = as<Ia>(h);
+    if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
+    Pz *pz = as<Pz>(pz_h);
+    if (pz == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PZ);
+    if (lmr_out == nullptr) return bad_arg(8);
+    MemRange range;
+    range.pz = pz;
+    range.priv = priv;
+    range.len = length;
+    switch (mem_type) {
+        case DAT_MEM_TYPE_VIRTUAL:
+            if (region.for_va == nullptr && length != 0) return bad_arg(3);
+            range.addr = reinterpret_cast<std::uintptr_t>(region.for_va);
+            break;
+        case DAT_MEM_TYPE_LMR: {
+            // A new registration of (all of) an existing LMR's memory.
+            Lmr *base = as<Lmr>(region.for_lmr_handle);
+            if (base == nullptr) return invalid_handle(DAT_HANDLE_TYPE_LMR);
+            range.addr = base->range.addr;
+            range.len = base->range.len;
+            break;
+        }
+        default:
+            return err(DAT_MODEL_NOT_SUPPORTED);
+    }
+    if (range.addr + range.len < range.addr) return bad_arg(4);
+    Lmr *lmr = new (std::nothrow) Lmr(ia->provider, ia);
+    if (lmr == nullptr) return kNoMemory;
+    lmr->mem_type = mem_type;
+    lmr->region = region;
+    lmr->pz = pz;
+    lmr->range = range;
+    lmr->va_type = va_type;
+    try {
+        DAT_RETURN rc = ia->mem.add(KeyKind::Lmr, range, &lmr->lmr_context);
+        if (rc == DAT_SUCCESS) rc = ia->mem.add(KeyKind::Rmr, range, &lmr->rmr_context);
+        if (rc != DAT_SUCCESS) throw std::bad_alloc();
+    } catch (...) {
+        ia->mem.remove(KeyKind::Lmr, lmr->lmr_context);
+        delete lmr;
+        return kNoMemory;
+    }
+    pz->users.fetch_add(1);
+    ia->objects.fetch_add(1);
+    *lmr_out = lmr;
+    if (lmr_ctx != nullptr) *lmr_ctx = lmr->lmr_context;
+    if (rmr_ctx != nullptr) *rmr_ctx = lmr->rmr_context;
+    if (reg_len != nullptr) *reg_len = range.len;
+    if (reg_addr != nullptr) *reg_addr = range.addr;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN lmr_query(DAT_LMR_HANDLE h, DAT_LMR_PARAM_MASK mask, DAT_LMR_PARAM *p) noexcept {
+    Lmr *lmr = as<Lmr>(h);
+    if (lmr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_LMR);
+    if (p == nullptr) return bad_arg(3);
+    if (mask & DAT_LMR_FIELD_IA_HANDLE) p->ia_handle = lmr->ia->consumer_handle();
+    if (mask & DAT_LMR_FIELD_MEM_TYPE) p->mem_type = lmr->mem_type;
+    if (mask & DAT_LMR_FIELD_REGION_DESC) p->region_desc = lmr->region;
+    if (mask & DAT_LMR_FIELD_LENGTH) p->length = lmr->range.len;
+    if (mask & DAT_LMR_FIELD_PZ_HANDLE) p->pz_handle = lmr->pz;
+    if (mask & DAT_LMR_FIELD_MEM_PRIV) p->mem_priv = lmr->range.priv;
+    if (mask & DAT_LMR_FIELD_VA_TYPE) p->va_type = lmr->va_type;
+    if (mask & DAT_LMR_FIELD_LMR_CONTEXT) p->lmr_context = lmr->lmr_context;
+    if (mask & DAT_LMR_FIELD_RMR_CONTEXT) p->rmr_context = lmr->rmr_context;
+    if (mask & DAT_LMR_FIELD_REGISTERED_SIZE) p->registered_size = lmr->range.len;
+    if (mask & DAT_LMR_FIELD_REGISTERED_ADDRESS) p->registered_address = lmr->range.addr;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN lmr_free(DAT_LMR_HANDLE h) noexcept {
+    Lmr *lmr = as<Lmr>(h);
+    if (lmr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_LMR);
+    // Removing the keys first means no later remote access can reach this memory.
+    lmr->ia->mem.remove(KeyKind::Lmr, lmr->lmr_context);
+    lmr->ia->mem.remove(KeyKind::Rmr, lmr->rmr_context);
+    lmr->pz->users.fetch_sub(1);
+    lmr->ia->objects.fetch_sub(1);
+    delete lmr;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN rmr_create(DAT_PZ_HANDLE pz_h, DAT_RMR_HANDLE *out) noexcept {
+    Pz *pz = as<Pz>(pz_h);
+    if (pz == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PZ);
+    if (out == nullptr) return bad_arg(2);
+    Rmr *rmr = new (std::nothrow) Rmr(pz->provider, pz->ia);
+    if (rmr == nullptr) return kNoMemory;
+    rmr->pz = pz;
+    pz->users.fetch_add(1);
+    pz->ia->objects.fetch_add(1);
+    *out = rmr;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN rmr_query(DAT_RMR_HANDLE h, DAT_RMR_PARAM_MASK mask, DAT_RMR_PARAM *p) noexcept {
+    Rmr *rmr = as<Rmr>(h);
+    if (rmr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_RMR);
+    if (p == nullptr) return bad_arg(3);
+    if (mask & DAT_RMR_FIELD_IA_HANDLE) p->ia_handle = rmr->ia->consumer_handle();
+    if (mask & DAT_RMR_FIELD_PZ_HANDLE) p->pz_handle = rmr->pz;
+    if (mask & DAT_RMR_FIELD_LMR_TRIPLET) p->lmr_triplet = rmr->triplet;
+    if (mask & DAT_RMR_FIELD_MEM_PRIV) p->mem_priv = rmr->priv;
+    if (mask & DAT_RMR_FIELD_RMR_CONTEXT) p->rmr_context = rmr->rmr_context;
+    if (mask & DAT_RMR_FIELD_RMR_SCOPE) p->rmr_scope = DAT_RMR_SCOPE_EP;
+    if (mask & DAT_RMR_FIELD_VA_TYPE) p->va_type = rmr->va_type;
+    return DAT_SUCCESS;
+}
+
+// Binding is synchronous here: the window is re-keyed (so a context handed out for an
+// earlier binding is revoked), then the bind completion is posted on the EP's request EVD.
+DAT_RETURN rmr_bind(DAT_RMR_HANDLE h, DAT_LMR_HANDLE lmr_h, const DAT_LMR_TRIPLET *t,
+                    DAT_MEM_PRIV_FLAGS priv, DAT_VA_TYPE va_type, DAT_EP_HANDLE ep_h,
+                    DAT_RMR_COOKIE cookie, DAT_COMPLETION_FLAGS flags,
+                    DAT_RMR_CONTEXT *ctx_out) noexcept {
+    Rmr *rmr = as<Rmr>(h);
+    if (rmr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_RMR);
+    Ep *ep = as<Ep>(ep_h);
+    if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
+    Ia *ia = rmr->ia;
+    if (rmr->rmr_context != 0) {
+        ia->mem.remove(KeyKind::Rmr, rmr->rmr_context);
+        rmr->rmr_context = 0;
+    }
+    if (lmr_h != DAT_HANDLE_NULL) {  // NULL LMR = unbind
+        Lmr *lmr = as<Lmr>(lmr_h);
+        if (lmr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_LMR);
+        if (t == nullptr) return bad_arg(3);
+        if (lmr->pz != rmr->pz) return err(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+        std::uint64_t len = t->segment_length;
+        if (ia->mem.check(KeyKind::Lmr, lmr->lmr_context, nullptr, t->virtual_address, len,
+                          DAT_MEM_PRIV_NONE_FLAG) != DAT_DTO_SUCCESS)
+            return err(DAT_LENGTH_ERROR);
+        MemRange r{t->virtual_address, len, static_cast<DAT_MEM_PRIV_FLAGS>(priv & lmr->range.priv),
+                   rmr->pz};
+        std::uint32_t key = 0;
+        try {
+            if (ia->mem.add(KeyKind::Rmr, r, &key) != DAT_SUCCESS) return kNoMemory;
+        } catch (...) {
+            return kNoMemory;
+        }
+        rmr->rmr_context = key;
+        rmr->triplet = *t;
+        rmr->priv = priv;
+        rmr->va_type = va_type;
+    }
+    if (ctx_out != nullptr) *ctx_out = rmr->rmr_context;
+    if (!(flags & DAT_COMPLETION_SUPPRESS_FLAG) && ep->request_evd != nullptr) {
+        DAT_EVENT ev{};
+        ev.event_number = DAT_RMR_BIND_COMPLETION_EVENT;
+        ev.event_data.rmr_completion_event_data.rmr_handle = rmr;
+        ev.event_data.rmr_completion_event_data.user_cookie = cookie;
+        ev.event_data.rmr_completion_event_data.status = DAT_RMR_BIND_SUCCESS;
+        ep->request_evd->post(ev);
+    }
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN rmr_free(DAT_RMR_HANDLE h) noexcept {
+    Rmr *rmr = as<Rmr>(h);
+    if (rmr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_RMR);
+    if (rmr->rmr_context != 0) rmr->ia->mem.remove(KeyKind::Rmr, rmr->rmr_context);
+    rmr->pz->users.fetch_sub(1);
+    rmr->ia->objects.fetch_sub(1);
+    delete rmr;
+    return DAT_SUCCESS;
+}
+
+}  // namespace opendat::util::entry

@@ -1,0 +1,181 @@
+#include "util/evd.hpp"
+
+#include <chrono>
+
+#include "trace/trace.hpp"
+#include "util/objects.hpp"  // Transport
+
+namespace opendat::util {
+
+namespace {
+// A condition-variable wait with DAT's microsecond timeout (INFINITE = forever).
+template <class Pred>
+bool wait_for_us(std::condition_variable &cv, std::unique_lock<std::mutex> &lk,
+                 DAT_TIMEOUT timeout_us, Pred pred) {
+    if (timeout_us == DAT_TIMEOUT_INFINITE) {
+        cv.wait(lk, pred);
+        return true;
+    }
+    return cv.wait_for(lk, std::chrono::microseconds(timeout_us), pred);
+}
+}  // namespace
+
+Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cno)
+    : Header(p, kType, ia), flags(f), ring_(static_cast<std::size_t>(qlen)), cno_(cno) {
+    if (cno_ != nullptr) cno_->users.fetch_add(1);
+}
+
+bool Evd::post(const DAT_EVENT &ev) noexcept {
+    Cno *notify = nullptr;
+    {
+        std::lock_guard lk(mu_);
+        if (count_ == ring_.size()) {
+            DAPL_TRC(trace::kError, "evd", "EVD %p overflow, event 0x%x dropped",
+                     static_cast<void *>(this), ev.event_number);
+            return false;
+        }
+        DAT_EVENT &slot = ring_[(head_ + count_) % ring_.size()];
+        slot = ev;
+        slot.evd_handle = this;
+        ++count_;
+        if (waiters_ > 0)
+            cv_.notify_all();
+        else if (enabled_ && cno_ != nullptr)
+            notify = cno_;
+    }
+    if (notify != nullptr) notify->trigger(this);
+    return true;
+}
+
+bool Evd::pop_locked(DAT_EVENT *out) noexcept {
+    if (count_ == 0) return false;
+    *out = ring_[head_];
+    head_ = (head_ + 1) % ring_.size();
+    --count_;
+    return true;
+}
+
+DAT_RETURN Evd::dequeue(DAT_EVENT *out) noexcept {
+    {
+        std::lock_guard lk(mu_);
+        if (pop_locked(out)) return DAT_SUCCESS;
+    }
+    if (!(flags & DAT_EVD_DTO_FLAG)) return err(DAT_QUEUE_EMPTY);
+    // A polling consumer: let the transport receive on this thread (outside our lock:
+    // progress posts events here), then look again.
+    if (progress_ != nullptr) progress_->progress_inline();
+    std::lock_guard lk(mu_);
+    if (pop_locked(out)) return DAT_SUCCESS;
+    // See the header: the bare code is what a polling dtest compares against.
+    return DAT_QUEUE_EMPTY;
+}
+
+DAT_RETURN Evd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
+                     DAT_COUNT *nmore) noexcept {
+    std::unique_lock lk(mu_);
+    if (threshold <= 0 || static_cast<std::size_t>(threshold) > ring_.size()) return bad_arg(3);
+    if (!waitable_) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE);
+    if (!enabled_) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_DISABLED);
+    if (waiters_ > 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
+    ++waiters_;
+    bool ok = wait_for_us(cv_, lk, timeout_us, [&] {
+        return count_ >= static_cast<std::size_t>(threshold) || !waitable_;
+    });
+    --waiters_;
+    if (nmore != nullptr) *nmore = static_cast<DAT_COUNT>(count_);
+    if (!waitable_) return err(DAT_INTERRUPTED_CALL);
+    if (!ok) return err(DAT_TIMEOUT_EXPIRED);
+    pop_locked(out);
+    if (nmore != nullptr) *nmore = static_cast<DAT_COUNT>(count_);
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN Evd::resize(DAT_COUNT qlen) noexcept {
+    std::lock_guard lk(mu_);
+    if (qlen <= 0 || static_cast<std::size_t>(qlen) < count_) return bad_arg(2);
+    try {
+        std::vector<DAT_EVENT> fresh(static_cast<std::size_t>(qlen));
+        for (std::size_t i = 0; i < count_; ++i) fresh[i] = ring_[(head_ + i) % ring_.size()];
+        ring_.swap(fresh);
+        head_ = 0;
+    } catch (...) {
+        return kNoMemory;
+    }
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN Evd::set_waitable(bool waitable) noexcept {
+    std::lock_guard lk(mu_);
+    waitable_ = waitable;
+    if (!waitable) cv_.notify_all();  // unwaitable releases current waiters
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN Evd::set_enabled(bool enabled) noexcept {
+    std::lock_guard lk(mu_);
+    enabled_ = enabled;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN Evd::set_cno(Cno *cno) noexcept {
+    std::lock_guard lk(mu_);
+    if (cno_ != nullptr) cno_->users.fetch_sub(1);
+    cno_ = cno;
+    if (cno_ != nullptr) cno_->users.fetch_add(1);
+    return DAT_SUCCESS;
+}
+
+DAT_COUNT Evd::qlen() const noexcept {
+    std::lock_guard lk(mu_);
+    return static_cast<DAT_COUNT>(ring_.size());
+}
+
+DAT_EVD_STATE Evd::state() const noexcept {
+    std::lock_guard lk(mu_);
+    return static_cast<DAT_EVD_STATE>(
+        (enabled_ ? DAT_EVD_STATE_ENABLED : DAT_EVD_STATE_DISABLED) |
+        (waitable_ ? DAT_EVD_STATE_WAITABLE : DAT_EVD_STATE_UNWAITABLE));
+}
+
+Cno *Evd::cno() const noexcept {
+    std::lock_guard lk(mu_);
+    return cno_;
+}
+
+DAT_COUNT Evd::pending() const noexcept {
+    std::lock_guard lk(mu_);
+    return static_cast<DAT_COUNT>(count_);
+}
+
+void Cno::trigger(Evd *evd) noexcept {
+    DAT_OS_WAIT_PROXY_AGENT agent;
+    {
+        std::lock_guard lk(mu_);
+        pending_ = evd;
+        agent = agent_;
+        cv_.notify_all();
+    }
+    // Called without our lock: the agent may call back into DAT.
+    if (agent.proxy_agent_func != nullptr) agent.proxy_agent_func(agent.instance_data, evd);
+}
+
+DAT_RETURN Cno::wait(DAT_TIMEOUT timeout_us, DAT_EVD_HANDLE *evd) noexcept {
+    std::unique_lock lk(mu_);
+    if (!wait_for_us(cv_, lk, timeout_us, [&] { return pending_ != nullptr; }))
+        return err(DAT_TIMEOUT_EXPIRED);
+    *evd = pending_;
+    pending_ = nullptr;
+    return DAT_SUCCESS;
+}
+
+void Cno::set_agent(DAT_OS_WAIT_PROXY_AGENT agent) noexcept {
+    std::lock_guard lk(mu_);
+    agent_ = agent;
+}
+
+DAT_OS_WAIT_PROXY_AGENT Cno::agent() const noexcept {
+    std::lock_guard lk(mu_);
+    return agent_;
+}
+
+}  // namespace opendat::util

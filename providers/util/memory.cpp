@@ -1,0 +1,69 @@
+#include "util/memory.hpp"
+
+#include <sys/random.h>
+
+#include <mutex>
+
+namespace opendat::util {
+
+namespace {
+std::uint32_t random_key() noexcept {
+    std::uint32_t k = 0;
+    while (getrandom(&k, sizeof k, 0) != static_cast<ssize_t>(sizeof k)) {
+    }
+    return k;
+}
+}  // namespace
+
+DAT_RETURN MemTable::add(KeyKind kind, const MemRange &range, std::uint32_t *key) {
+    std::unique_lock lk(mu_);
+    auto &map = kind == KeyKind::Lmr ? lmr_ : rmr_;
+    for (;;) {
+        std::uint32_t k = random_key();
+        // 0 means "no key" in our objects; keys are unique across both kinds so a
+        // context of one kind can never be mistaken for the other.
+        if (k == 0 || lmr_.count(k) != 0 || rmr_.count(k) != 0) continue;
+        map.emplace(k, range);
+        *key = k;
+        return DAT_SUCCESS;
+    }
+}
+
+void MemTable::remove(KeyKind kind, std::uint32_t key) noexcept {
+    std::unique_lock lk(mu_);
+    (kind == KeyKind::Lmr ? lmr_ : rmr_).erase(key);
+}
+
+bool MemTable::update(KeyKind kind, std::uint32_t key, const MemRange &range) noexcept {
+    std::unique_lock lk(mu_);
+    auto &map = kind == KeyKind::Lmr ? lmr_ : rmr_;
+    auto it = map.find(key);
+    if (it == map.end()) return false;
+    it->second = range;
+    return true;
+}
+
+DAT_DTO_COMPLETION_STATUS MemTable::check(KeyKind kind, std::uint32_t key, const Pz *pz,
+                                          std::uint64_t addr, std::uint64_t len,
+                                          DAT_MEM_PRIV_FLAGS need) const noexcept {
+    const DAT_DTO_COMPLETION_STATUS fail =
+        kind == KeyKind::Lmr ? DAT_DTO_ERR_LOCAL_PROTECTION : DAT_DTO_ERR_REMOTE_ACCESS;
+    std::shared_lock lk(mu_);
+    // A remote key may name an LMR (its rmr_context) or a bound RMR window.
+    const MemRange *r = nullptr;
+    if (kind == KeyKind::Lmr) {
+        auto it = lmr_.find(key);
+        if (it != lmr_.end()) r = &it->second;
+    } else {
+        auto it = rmr_.find(key);
+        if (it != rmr_.end()) r = &it->second;
+    }
+    if (r == nullptr) return fail;
+    if (pz != nullptr && r->pz != pz) return fail;
+    if ((r->priv & need) != need) return fail;
+    if (len == 0) return DAT_DTO_SUCCESS;
+    if (addr < r->addr || addr - r->addr > r->len || len > r->len - (addr - r->addr)) return fail;
+    return DAT_DTO_SUCCESS;
+}
+
+}  // namespace opendat::util

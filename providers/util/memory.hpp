@@ -1,0 +1,77 @@
+// Protection zones, LMRs, RMRs and the per-IA key table.
+//
+// lmr_context and rmr_context values are random 32-bit keys (getrandom), looked up in a
+// table, so a peer cannot forge access by guessing sequential values. Every access check,
+// local or remote, goes through MemTable::check(): key alive, same PZ, range inside the
+// region, required privileges present. The remote side calls it before any byte of an
+// RDMA write or read touches memory.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "util/object.hpp"
+
+namespace opendat::util {
+
+struct Pz : Header {
+    static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_PZ;
+    Pz(const DAT_PROVIDER *p, Ia *ia) : Header(p, kType, ia) {}
+    std::atomic<int> users{0};  // LMRs, RMRs, EPs in this PZ
+};
+
+// One registered range, as the key table sees it.
+struct MemRange {
+    std::uint64_t addr = 0;
+    std::uint64_t len = 0;
+    DAT_MEM_PRIV_FLAGS priv = DAT_MEM_PRIV_NONE_FLAG;
+    const Pz *pz = nullptr;
+};
+
+enum class KeyKind { Lmr, Rmr };
+
+class MemTable {
+  public:
+    // Allocates a fresh key not in use (of either kind) and records `range` under it.
+    DAT_RETURN add(KeyKind kind, const MemRange &range, std::uint32_t *key);
+    void remove(KeyKind kind, std::uint32_t key) noexcept;
+    // Re-targets an existing key (RMR bind) without changing the key.
+    bool update(KeyKind kind, std::uint32_t key, const MemRange &range) noexcept;
+
+    // The access check. Returns DAT_DTO_SUCCESS or the DTO status to report:
+    // DAT_DTO_ERR_LOCAL_PROTECTION (local) / DAT_DTO_ERR_REMOTE_ACCESS (remote).
+    DAT_DTO_COMPLETION_STATUS check(KeyKind kind, std::uint32_t key, const Pz *pz,
+                                    std::uint64_t addr, std::uint64_t len,
+                                    DAT_MEM_PRIV_FLAGS need) const noexcept;
+
+  private:
+    mutable std::shared_mutex mu_;
+    std::unordered_map<std::uint32_t, MemRange> lmr_;
+    std::unordered_map<std::uint32_t, MemRange> rmr_;
+};
+
+struct Lmr : Header {
+    static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_LMR;
+    Lmr(const DAT_PROVIDER *p, Ia *ia) : Header(p, kType, ia) {}
+    DAT_MEM_TYPE mem_type = DAT_MEM_TYPE_VIRTUAL;
+    DAT_REGION_DESCRIPTION region{};
+    Pz *pz = nullptr;
+    MemRange range;
+    DAT_VA_TYPE va_type = DAT_VA_TYPE_VA;
+    std::uint32_t lmr_context = 0;
+    std::uint32_t rmr_context = 0;  // 0 when the LMR grants no remote access
+};
+
+struct Rmr : Header {
+    static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_RMR;
+    Rmr(const DAT_PROVIDER *p, Ia *ia) : Header(p, kType, ia) {}
+    Pz *pz = nullptr;
+    DAT_LMR_TRIPLET triplet{};
+    DAT_MEM_PRIV_FLAGS priv = DAT_MEM_PRIV_NONE_FLAG;
+    DAT_VA_TYPE va_type = DAT_VA_TYPE_VA;
+    std::uint32_t rmr_context = 0;  // 0 while unbound
+};
+
+}  // namespace opendat::util

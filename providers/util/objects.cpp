@@ -1,0 +1,91 @@
+#include "util/objects.hpp"
+
+#include <cstring>
+
+#include "trace/trace.hpp"
+#include "util/ia_handle.hpp"
+
+namespace opendat::util {
+
+DAT_IA_HANDLE Ia::consumer_handle() noexcept {
+    DAT_IA_HANDLE h = consumer_.load(std::memory_order_relaxed);
+    if (h != nullptr) return h;
+    h = consumer_ia_handle(this);
+    // Only cache a real translation: during dat_ia_open the host has not mapped us yet.
+    if (h != static_cast<DAT_IA_HANDLE>(this)) consumer_.store(h, std::memory_order_relaxed);
+    return h;
+}
+
+void ep_established(Ep *ep, DAT_COUNT pdata_len, const void *pdata) noexcept {
+    DAT_EVENT ev{};
+    ev.event_number = DAT_CONNECTION_EVENT_ESTABLISHED;
+    {
+        ep->state = DAT_EP_STATE_CONNECTED;
+        if (pdata_len < 0) pdata_len = 0;
+        if (static_cast<std::size_t>(pdata_len) > kMaxPrivateData) pdata_len = kMaxPrivateData;
+        if (pdata_len > 0) std::memcpy(ep->conn_pdata, pdata, static_cast<std::size_t>(pdata_len));
+        ev.event_data.connect_event_data.ep_handle = ep;
+        ev.event_data.connect_event_data.private_data_size = pdata_len;
+        ev.event_data.connect_event_data.private_data = pdata_len > 0 ? ep->conn_pdata : nullptr;
+    }
+    DAPL_TRC(trace::kInfo, "ep", "EP %p established", static_cast<void *>(ep));
+    if (ep->connect_evd != nullptr) ep->connect_evd->post(ev);
+}
+
+void ep_connection_ended(Ep *ep, DAT_EVENT_NUMBER number, DAT_COUNT pdata_len,
+                         const void *pdata) noexcept {
+    DAT_EVENT ev{};
+    ev.event_number = number;
+    {
+        ep->state = DAT_EP_STATE_DISCONNECTED;
+        if (pdata_len < 0) pdata_len = 0;
+        if (static_cast<std::size_t>(pdata_len) > kMaxPrivateData) pdata_len = kMaxPrivateData;
+        if (pdata_len > 0) std::memcpy(ep->conn_pdata, pdata, static_cast<std::size_t>(pdata_len));
+        ev.event_data.connect_event_data.ep_handle = ep;
+        ev.event_data.connect_event_data.private_data_size = pdata_len;
+        ev.event_data.connect_event_data.private_data = pdata_len > 0 ? ep->conn_pdata : nullptr;
+    }
+    DAPL_TRC(trace::kInfo, "ep", "EP %p connection ended, event 0x%x", static_cast<void *>(ep),
+             number);
+    if (ep->connect_evd != nullptr) ep->connect_evd->post(ev);
+}
+
+void post_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
+              DAT_COUNT length, DAT_DTOS op) noexcept {
+    if (evd == nullptr) return;
+    DAT_EVENT ev{};
+    ev.event_number = DAT_DTO_COMPLETION_EVENT;
+    auto &d = ev.event_data.dto_completion_event_data;
+    d.ep_handle = ep;
+    d.user_cookie = cookie;
+    d.status = status;
+    d.transfered_length = static_cast<DAT_SEG_LENGTH>(length);
+    d.operation = op;
+    if (!evd->post(ev)) post_async(ep->ia, DAT_ASYNC_ERROR_EVD_OVERFLOW, evd);
+}
+
+bool post_cr_arrival(Evd *evd, Cr *cr) noexcept {
+    DAT_EVENT ev{};
+    ev.event_number = DAT_CONNECTION_REQUEST_EVENT;
+    auto &d = ev.event_data.cr_arrival_event_data;
+    d.sp_handle.psp_handle = static_cast<DAT_PSP_HANDLE>(cr->sp);
+    d.local_ia_address_ptr = const_cast<sockaddr *>(cr->ia->transport->address());
+    d.conn_qual = cr->qual;
+    d.cr_handle = cr;
+    return evd->post(ev);
+}
+
+void post_async(Ia *ia, DAT_EVENT_NUMBER number, DAT_HANDLE handle) noexcept {
+    DAPL_TRC(trace::kError, "async", "async error 0x%x on %p", number, handle);
+    if (ia == nullptr || ia->async_evd == nullptr) return;
+    DAT_EVENT ev{};
+    ev.event_number = number;
+    ev.event_data.asynch_error_event_data.dat_handle = handle;
+    ev.event_data.asynch_error_event_data.reason =
+        0;  // *_TRANSFER_TO_ERROR / catastrophic: the object is unusable
+    if (number == DAT_ASYNC_ERROR_IA_CATASTROPHIC)
+        ev.event_data.asynch_error_event_data.dat_handle = ia->consumer_handle();
+    ia->async_evd->post(ev);
+}
+
+}  // namespace opendat::util

@@ -1,0 +1,190 @@
+// The IA, endpoint and connection-management objects, and the narrow interface a
+// transport (tcp today, verbs later) implements underneath them.
+//
+// util/ owns the DAT semantics: handle validation, parameter checks, EP states and the
+// events that report them, queries. A Transport owns the wire: sockets or queue pairs,
+// connection handshakes, moving bytes. The entry points in entries_*.cpp validate, then
+// call the Transport; the Transport reports back through the ep_* helpers below, which
+// set the EP state and post the DAT events.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "util/evd.hpp"
+#include "util/memory.hpp"
+#include "util/object.hpp"
+
+namespace opendat::util {
+
+struct Ep;
+struct Psp;
+struct Rsp;
+struct Cr;
+struct ProviderInstance;
+
+constexpr std::size_t kMaxPrivateData = 256;  // DAT_PROVIDER_ATTR.max_private_data_size
+
+// Limits a transport advertises; the attribute builders copy them into DAT_IA_ATTR,
+// DAT_PROVIDER_ATTR and the default DAT_EP_ATTR.
+struct Limits {
+    DAT_COUNT max_eps = 4096;
+    DAT_COUNT max_dto_per_ep = 4096;
+    DAT_COUNT max_rdma_read_per_ep = 64;
+    DAT_COUNT max_evds = 4096;
+    DAT_COUNT max_evd_qlen = 1 << 20;
+    DAT_COUNT max_iov = 16;
+    DAT_COUNT max_lmrs = 1 << 20;
+    DAT_SEG_LENGTH max_message_size = 0x7fffffff;
+    DAT_SEG_LENGTH max_rdma_size = 0x7fffffff;
+    DAT_COUNT transport_mtu = 65536;
+    bool delayed_ack_supported = false;
+    const char *transport_name = "";
+};
+
+class Transport {
+  public:
+    virtual ~Transport() = default;
+    virtual const Limits &limits() const noexcept = 0;
+    // The IA's own address (DAT_IA_ATTR.ia_address_ptr); owned by the transport.
+    virtual const sockaddr *address() const noexcept = 0;
+
+    virtual DAT_RETURN ep_create(Ep *ep) noexcept = 0;
+    // Abrupt teardown, no events; the object is freed by the caller afterwards.
+    virtual void ep_destroy(Ep *ep) noexcept = 0;
+    virtual DAT_RETURN ep_connect(Ep *ep, const sockaddr *remote, DAT_CONN_QUAL qual,
+                                  DAT_TIMEOUT timeout_us, DAT_COUNT pdata_len,
+                                  const void *pdata) noexcept = 0;
+    virtual DAT_RETURN ep_disconnect(Ep *ep, DAT_CLOSE_FLAGS flags) noexcept = 0;
+    virtual DAT_RETURN ep_post_send(Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                    DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept = 0;
+    virtual DAT_RETURN ep_post_recv(Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                    DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept = 0;
+    virtual DAT_RETURN ep_post_rdma_write(Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                          DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                          DAT_COMPLETION_FLAGS flags) noexcept = 0;
+    virtual DAT_RETURN ep_post_rdma_read(Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                         DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                         DAT_COMPLETION_FLAGS flags) noexcept = 0;
+    // Whether send/recv work is outstanding (dat_ep_get_status).
+    virtual void ep_idle(Ep *ep, bool *recv_idle, bool *request_idle) noexcept = 0;
+
+    virtual DAT_RETURN sp_listen(Header *sp, DAT_CONN_QUAL qual) noexcept = 0;  // PSP or RSP
+    virtual void sp_close(Header *sp) noexcept = 0;
+    virtual DAT_RETURN cr_accept(Cr *cr, Ep *ep, DAT_COUNT pdata_len,
+                                 const void *pdata) noexcept = 0;
+    virtual DAT_RETURN cr_reject(Cr *cr, DAT_COUNT pdata_len, const void *pdata) noexcept = 0;
+    virtual void cr_destroy(Cr *cr) noexcept = 0;  // CR freed without accept/reject (IA close)
+    // A consumer polls an empty DTO EVD: make progress on its thread, without blocking,
+    // so that polling costs no thread hop. May do nothing.
+    virtual void progress_inline() noexcept {}
+};
+
+struct Ia : Header {
+    static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_IA;
+    Ia(const DAT_PROVIDER *p, ProviderInstance *inst) : Header(p, kType, this), instance(inst) {}
+
+    DAT_IA_HANDLE consumer_handle() noexcept;  // what the consumer holds for this IA
+
+    ProviderInstance *instance;
+    std::unique_ptr<Transport> transport;
+    Evd *async_evd = nullptr;
+    bool own_async_evd = false;
+    MemTable mem;
+    std::atomic<int> objects{0};  // live child objects (informational; close is abrupt)
+
+  private:
+    std::atomic<DAT_IA_HANDLE> consumer_{nullptr};
+};
+
+// One dat.conf entry this provider library serves. The DAT_PROVIDER table lives here
+// because device_name differs per IA name.
+struct ProviderInstance {
+    DAT_PROVIDER table{};
+    DAT_PROVIDER_INFO info{};
+    std::string name;    // IA name (= table.device_name)
+    std::string params;  // ia_params from dat.conf
+    // Creates the transport for an IA of this instance.
+    using MakeTransport = DAT_RETURN (*)(ProviderInstance *inst, Ia *ia,
+                                         std::unique_ptr<Transport> *out);
+    MakeTransport make_transport = nullptr;
+};
+
+struct Ep : Header {
+    static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_EP;
+    Ep(const DAT_PROVIDER *p, Ia *ia) : Header(p, kType, ia) {}
+
+    Pz *pz = nullptr;
+    Evd *recv_evd = nullptr;
+    Evd *request_evd = nullptr;
+    Evd *connect_evd = nullptr;
+    DAT_EP_ATTR attr{};
+    DAT_NAMED_ATTR provider_attr[1]{};  // {"delayed_ack", "true"/"false"} exposed by ep_query
+    std::atomic<bool> delayed_ack{false};
+
+    std::mutex mu;  // guards state, addresses and the connection-event buffer
+    DAT_EP_STATE state = DAT_EP_STATE_UNCONNECTED;
+    sockaddr_storage remote_addr{};
+    DAT_CONN_QUAL remote_qual = 0;
+    DAT_CONN_QUAL local_qual = 0;
+    unsigned char conn_pdata[kMaxPrivateData]{};  // private data of the last connection event
+    Header *rsp = nullptr;                        // the RSP reserving this EP, if any
+
+    void *impl = nullptr;  // the transport's per-EP state
+};
+
+struct Psp : Header {
+    static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_PSP;
+    Psp(const DAT_PROVIDER *p, Ia *ia) : Header(p, kType, ia) {}
+    DAT_CONN_QUAL qual = 0;
+    Evd *evd = nullptr;
+    DAT_PSP_FLAGS flags = DAT_PSP_CONSUMER_FLAG;
+    void *impl = nullptr;
+};
+
+struct Rsp : Header {
+    static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_RSP;
+    Rsp(const DAT_PROVIDER *p, Ia *ia) : Header(p, kType, ia) {}
+    DAT_CONN_QUAL qual = 0;
+    Evd *evd = nullptr;
+    Ep *ep = nullptr;
+    void *impl = nullptr;
+};
+
+// A connection request waiting for accept/reject. Created by the transport.
+struct Cr : Header {
+    static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_CR;
+    Cr(const DAT_PROVIDER *p, Ia *ia) : Header(p, kType, ia) {}
+    Header *sp = nullptr;  // PSP or RSP
+    Ep *local_ep = nullptr;
+    DAT_CONN_QUAL qual = 0;
+    sockaddr_storage remote_addr{};
+    DAT_PORT_QUAL remote_port = 0;
+    DAT_COUNT pdata_len = 0;
+    unsigned char pdata[kMaxPrivateData]{};
+    void *impl = nullptr;
+};
+
+// --- Reports from a transport: EP state transitions and their events -------------------
+// The ep_* reports are made with ep->mu held (the transport processes an EP under it).
+// Active side got the accept (or passive side finished it): CONNECTED + ESTABLISHED.
+void ep_established(Ep *ep, DAT_COUNT pdata_len, const void *pdata) noexcept;
+// Connection attempt or connection ended: event_number is one of the
+// DAT_CONNECTION_EVENT_* (PEER_REJECTED, NON_PEER_REJECTED, DISCONNECTED, BROKEN,
+// TIMED_OUT, UNREACHABLE, ACCEPT_COMPLETION_ERROR). Sets DISCONNECTED.
+void ep_connection_ended(Ep *ep, DAT_EVENT_NUMBER event_number, DAT_COUNT pdata_len = 0,
+                         const void *pdata = nullptr) noexcept;
+// A DTO completion on the EP's request or recv EVD.
+void post_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
+              DAT_COUNT length, DAT_DTOS op) noexcept;
+// A connection request for `cr` on its service point's EVD.
+bool post_cr_arrival(Evd *evd, Cr *cr) noexcept;
+// An asynchronous error on the IA's async EVD.
+void post_async(Ia *ia, DAT_EVENT_NUMBER number, DAT_HANDLE handle) noexcept;
+
+}  // namespace opendat::util

@@ -1,0 +1,230 @@
+#include "util/provider_table.hpp"
+
+#include <cstring>
+#include <list>
+#include <mutex>
+
+#include "trace/trace.hpp"
+#include "util/entries.hpp"
+
+namespace opendat::util {
+
+namespace {
+
+// A stub of exactly the slot's function type: the reference libdat2 calls every slot
+// without a NULL check, so an unimplemented operation must still be a callable function.
+template <class Fn>
+struct NotImplemented;
+template <class... Args>
+struct NotImplemented<DAT_RETURN (*)(Args...)> {
+    static DAT_RETURN fn(Args...) noexcept { return kNotImplemented; }
+};
+
+template <class Fn>
+void stub_if_null(Fn &slot) noexcept {
+    if (slot == nullptr) slot = &NotImplemented<Fn>::fn;
+}
+
+// Every function slot of DAT_PROVIDER (slots 2..80).
+// clang-format off
+#define OPENDAT_ALL_SLOTS(X) \
+    X(ia_open_func) \
+    X(ia_query_func) \
+    X(ia_close_func) \
+    X(set_consumer_context_func) \
+    X(get_consumer_context_func) \
+    X(get_handle_type_func) \
+    X(cno_create_func) \
+    X(cno_modify_agent_func) \
+    X(cno_query_func) \
+    X(cno_free_func) \
+    X(cno_wait_func) \
+    X(cr_query_func) \
+    X(cr_accept_func) \
+    X(cr_reject_func) \
+    X(cr_handoff_func) \
+    X(evd_create_func) \
+    X(evd_query_func) \
+    X(evd_modify_cno_func) \
+    X(evd_enable_func) \
+    X(evd_disable_func) \
+    X(evd_wait_func) \
+    X(evd_resize_func) \
+    X(evd_post_se_func) \
+    X(evd_dequeue_func) \
+    X(evd_free_func) \
+    X(ep_create_func) \
+    X(ep_query_func) \
+    X(ep_modify_func) \
+    X(ep_connect_func) \
+    X(ep_dup_connect_func) \
+    X(ep_disconnect_func) \
+    X(ep_post_send_func) \
+    X(ep_post_recv_func) \
+    X(ep_post_rdma_read_func) \
+    X(ep_post_rdma_write_func) \
+    X(ep_get_status_func) \
+    X(ep_free_func) \
+    X(lmr_create_func) \
+    X(lmr_query_func) \
+    X(lmr_free_func) \
+    X(rmr_create_func) \
+    X(rmr_query_func) \
+    X(rmr_bind_func) \
+    X(rmr_free_func) \
+    X(psp_create_func) \
+    X(psp_query_func) \
+    X(psp_free_func) \
+    X(rsp_create_func) \
+    X(rsp_query_func) \
+    X(rsp_free_func) \
+    X(pz_create_func) \
+    X(pz_query_func) \
+    X(pz_free_func) \
+    X(psp_create_any_func) \
+    X(ep_reset_func) \
+    X(evd_set_unwaitable_func) \
+    X(evd_clear_unwaitable_func) \
+    X(lmr_sync_rdma_read_func) \
+    X(lmr_sync_rdma_write_func) \
+    X(ep_create_with_srq_func) \
+    X(ep_recv_query_func) \
+    X(ep_set_watermark_func) \
+    X(srq_create_func) \
+    X(srq_free_func) \
+    X(srq_post_recv_func) \
+    X(srq_query_func) \
+    X(srq_resize_func) \
+    X(srq_set_lw_func) \
+    X(csp_create_func) \
+    X(csp_query_func) \
+    X(csp_free_func) \
+    X(ep_common_connect_func) \
+    X(rmr_create_for_ep_func) \
+    X(ep_post_send_with_invalidate_func) \
+    X(ep_post_rdma_read_to_rmr_func) \
+    X(cno_fd_create_func) \
+    X(cno_trigger_func) \
+    X(ia_ha_related_func) \
+    X(handle_extendedop_func)
+// clang-format on
+
+void fill_table(ProviderInstance *inst) noexcept {
+    DAT_PROVIDER &t = inst->table;
+    std::memset(&t, 0, sizeof t);
+    t.device_name = inst->name.c_str();
+    t.extension = inst;
+    using namespace entry;
+    t.ia_open_func = ia_open;
+    t.ia_query_func = ia_query;
+    t.ia_close_func = ia_close;
+    t.set_consumer_context_func = set_consumer_context;
+    t.get_consumer_context_func = get_consumer_context;
+    t.get_handle_type_func = get_handle_type;
+    t.cno_create_func = cno_create;
+    t.cno_modify_agent_func = cno_modify_agent;
+    t.cno_query_func = cno_query;
+    t.cno_free_func = cno_free;
+    t.cno_wait_func = cno_wait;
+    t.cr_query_func = cr_query;
+    t.cr_accept_func = cr_accept;
+    t.cr_reject_func = cr_reject;
+    t.evd_create_func = evd_create;
+    t.evd_query_func = evd_query;
+    t.evd_modify_cno_func = evd_modify_cno;
+    t.evd_enable_func = evd_enable;
+    t.evd_disable_func = evd_disable;
+    t.evd_wait_func = evd_wait;
+    t.evd_resize_func = evd_resize;
+    t.evd_post_se_func = evd_post_se;
+    t.evd_dequeue_func = evd_dequeue;
+    t.evd_free_func = evd_free;
+    t.evd_set_unwaitable_func = evd_set_unwaitable;
+    t.evd_clear_unwaitable_func = evd_clear_unwaitable;
+    t.ep_create_func = ep_create;
+    t.ep_query_func = ep_query;
+    t.ep_modify_func = ep_modify;
+    t.ep_connect_func = ep_connect;
+    t.ep_dup_connect_func = ep_dup_connect;
+    t.ep_disconnect_func = ep_disconnect;
+    t.ep_post_send_func = ep_post_send;
+    t.ep_post_recv_func = ep_post_recv;
+    t.ep_post_rdma_read_func = ep_post_rdma_read;
+    t.ep_post_rdma_write_func = ep_post_rdma_write;
+    t.ep_get_status_func = ep_get_status;
+    t.ep_free_func = ep_free;
+    t.ep_reset_func = ep_reset;
+    t.lmr_create_func = lmr_create;
+    t.lmr_query_func = lmr_query;
+    t.lmr_free_func = lmr_free;
+    t.rmr_create_func = rmr_create;
+    t.rmr_query_func = rmr_query;
+    t.rmr_bind_func = rmr_bind;
+    t.rmr_free_func = rmr_free;
+    t.psp_create_func = psp_create;
+    t.psp_create_any_func = psp_create_any;
+    t.psp_query_func = psp_query;
+    t.psp_free_func = psp_free;
+    t.rsp_create_func = rsp_create;
+    t.rsp_query_func = rsp_query;
+    t.rsp_free_func = rsp_free;
+    t.pz_create_func = pz_create;
+    t.pz_query_func = pz_query;
+    t.pz_free_func = pz_free;
+#define OPENDAT_STUB(slot) stub_if_null(t.slot);
+    OPENDAT_ALL_SLOTS(OPENDAT_STUB)
+#undef OPENDAT_STUB
+}
+
+std::mutex g_mu;
+std::list<ProviderInstance> g_instances;  // list: stable addresses for the tables
+
+bool same_key(const DAT_PROVIDER_INFO &a, const DAT_PROVIDER_INFO &b) noexcept {
+    return std::strcmp(a.ia_name, b.ia_name) == 0 && a.dapl_version_major == b.dapl_version_major &&
+           a.dapl_version_minor == b.dapl_version_minor && a.is_thread_safe == b.is_thread_safe;
+}
+
+}  // namespace
+
+void provider_init(const DAT_PROVIDER_INFO *info, const char *ia_params,
+                   MakeTransportFn make) noexcept {
+    if (info == nullptr) return;
+    try {
+        std::lock_guard lk(g_mu);
+        ProviderInstance &inst = g_instances.emplace_back();
+        inst.info = *info;
+        inst.info.ia_name[DAT_NAME_MAX_LENGTH - 1] = '\0';
+        inst.name = inst.info.ia_name;
+        inst.params = ia_params != nullptr ? ia_params : "";
+        inst.make_transport = make;
+        fill_table(&inst);
+        DAT_RETURN rc = dat_registry_add_provider(&inst.table, &inst.info);
+        DAPL_TRC(rc == DAT_SUCCESS ? trace::kInfo : trace::kError, "init",
+                 "register %s (params \"%s\"): 0x%x", inst.name.c_str(), inst.params.c_str(), rc);
+        if (rc != DAT_SUCCESS) g_instances.pop_back();
+    } catch (...) {
+        DAPL_TRC(trace::kError, "init", "out of memory registering %s", info->ia_name);
+    }
+}
+
+void provider_fini(const DAT_PROVIDER_INFO *info) noexcept {
+    if (info == nullptr) return;
+    std::lock_guard lk(g_mu);
+    for (auto it = g_instances.begin(); it != g_instances.end(); ++it) {
+        if (!same_key(it->info, *info)) continue;
+        DAT_RETURN rc = dat_registry_remove_provider(&it->table, &it->info);
+        DAPL_TRC(trace::kInfo, "init", "unregister %s: 0x%x", it->name.c_str(), rc);
+        g_instances.erase(it);
+        return;
+    }
+}
+
+ProviderInstance *find_instance(const char *name) noexcept {
+    if (name == nullptr) return nullptr;
+    std::lock_guard lk(g_mu);
+    for (auto &inst : g_instances)
+        if (inst.name == name) return &inst;
+    return nullptr;
+}
+
+}  // namespace opendat::util

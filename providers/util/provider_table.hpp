@@ -1,0 +1,27 @@
+// Building a provider's DAT_PROVIDER table and registering it with the hosting registry.
+#pragma once
+
+#include <dat2/udat.h>
+#include <dat2/dat_registry.h>
+
+#include <memory>
+
+#include "util/objects.hpp"
+
+namespace opendat::util {
+
+using MakeTransportFn = DAT_RETURN (*)(ProviderInstance *inst, Ia *ia,
+                                       std::unique_ptr<Transport> *out);
+
+// dat_provider_init's body: creates the instance for `info` (one per IA name), fills its
+// table with the util entry points — every slot we do not implement gets a typed stub
+// returning DAT_NOT_IMPLEMENTED, because the reference libdat2 calls slots unchecked — and
+// registers it with dat_registry_add_provider.
+void provider_init(const DAT_PROVIDER_INFO *info, const char *ia_params,
+                   MakeTransportFn make) noexcept;
+// dat_provider_fini's body: unregisters and destroys the instance for `info`.
+void provider_fini(const DAT_PROVIDER_INFO *info) noexcept;
+// The instance serving IA name `name` (ia_open receives only the name).
+ProviderInstance *find_instance(const char *name) noexcept;
+
+}  // namespace opendat::util

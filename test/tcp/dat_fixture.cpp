@@ -1,0 +1,206 @@
+#include "dat_fixture.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+namespace tcptest {
+
+DAT_LMR_TRIPLET Buffer::iov(std::size_t off, std::size_t len) const {
+    if (len == ~std::size_t{0}) len = mem.size() - off;
+    DAT_LMR_TRIPLET t{};
+    t.virtual_address = reinterpret_cast<std::uintptr_t>(mem.data() + off);
+    t.segment_length = static_cast<DAT_SEG_LENGTH>(len);
+    t.lmr_context = lmr_ctx;
+    return t;
+}
+
+DAT_RMR_TRIPLET Buffer::rmr(std::size_t off, std::size_t len) const {
+    if (len == ~std::size_t{0}) len = mem.size() - off;
+    DAT_RMR_TRIPLET t{};
+    t.virtual_address = reinterpret_cast<std::uintptr_t>(mem.data() + off);
+    t.segment_length = static_cast<DAT_SEG_LENGTH>(len);
+    t.rmr_context = rmr_ctx;
+    return t;
+}
+
+Node::~Node() {
+    if (ep != DAT_HANDLE_NULL) dat_ep_free(ep);
+    if (psp != DAT_HANDLE_NULL) dat_psp_free(psp);
+    for (Buffer *b : buffers)
+        if (b->lmr != DAT_HANDLE_NULL) dat_lmr_free(b->lmr);
+    for (DAT_EVD_HANDLE e : {cr_evd, conn_evd, req_evd, recv_evd})
+        if (e != DAT_HANDLE_NULL) dat_evd_free(e);
+    if (pz != DAT_HANDLE_NULL) dat_pz_free(pz);
+    if (ia != DAT_HANDLE_NULL) dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG);
+}
+
+DAT_RETURN Node::open(const char *name, bool threadsafe) {
+    // dat_ia_open() always asks for the non-thread-safe entry; the thread-safe one is a
+    // different registry key.
+    DAT_RETURN rc = dat_ia_openv(const_cast<char *>(name), 8, &async_evd, &ia, DAT_VERSION_MAJOR,
+                                 DAT_VERSION_MINOR, threadsafe ? DAT_TRUE : DAT_FALSE);
+    if (rc != DAT_SUCCESS) return rc;
+    if ((rc = dat_pz_create(ia, &pz)) != DAT_SUCCESS) return rc;
+    if ((rc = dat_evd_create(ia, 16, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd)) != DAT_SUCCESS)
+        return rc;
+    if ((rc = dat_evd_create(ia, 16, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn_evd)) !=
+        DAT_SUCCESS)
+        return rc;
+    if ((rc = dat_evd_create(ia, 512, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &req_evd)) != DAT_SUCCESS)
+        return rc;
+    return dat_evd_create(ia, 512, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &recv_evd);
+}
+
+DAT_RETURN Node::make_ep(const DAT_EP_ATTR *attr) {
+    return dat_ep_create(ia, pz, recv_evd, req_evd, conn_evd, attr, &ep);
+}
+
+DAT_RETURN Node::reg(Buffer *b, std::size_t size, DAT_MEM_PRIV_FLAGS priv) {
+    b->mem.assign(size, 0);
+    DAT_REGION_DESCRIPTION region;
+    region.for_va = b->mem.data();
+    DAT_VLEN reg_len = 0;
+    DAT_VADDR reg_addr = 0;
+    DAT_RETURN rc = dat_lmr_create(ia, DAT_MEM_TYPE_VIRTUAL, region, size, pz, priv, DAT_VA_TYPE_VA,
+                                   &b->lmr, &b->lmr_ctx, &b->rmr_ctx, &reg_len, &reg_addr);
+    if (rc == DAT_SUCCESS) buffers.push_back(b);
+    return rc;
+}
+
+DAT_RETURN Node::listen(DAT_CONN_QUAL *qual) {
+    return dat_psp_create_any(ia, qual, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp);
+}
+
+DAT_RETURN Node::accept_one(DAT_COUNT pdata_len, const void *pdata) {
+    DAT_EVENT ev;
+    DAT_RETURN rc = next(cr_evd, &ev);
+    if (rc != DAT_SUCCESS) return rc;
+    if (ev.event_number != DAT_CONNECTION_REQUEST_EVENT) return DAT_INTERNAL_ERROR;
+    rc = dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, ep, pdata_len,
+                       const_cast<void *>(pdata));
+    if (rc != DAT_SUCCESS) return rc;
+    if ((rc = next(conn_evd, &ev)) != DAT_SUCCESS) return rc;
+    return ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED ? DAT_SUCCESS : DAT_INTERNAL_ERROR;
+}
+
+DAT_RETURN Node::connect(DAT_CONN_QUAL qual, DAT_EVENT_NUMBER *outcome, DAT_COUNT pdata_len,
+                         const void *pdata) {
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    DAT_RETURN rc =
+        dat_ep_connect(ep, reinterpret_cast<sockaddr *>(&sin), qual, kWait, pdata_len,
+                       const_cast<void *>(pdata), DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG);
+    if (rc != DAT_SUCCESS) return rc;
+    DAT_EVENT ev;
+    if ((rc = next(conn_evd, &ev)) != DAT_SUCCESS) return rc;
+    *outcome = ev.event_number;
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN Node::next(DAT_EVD_HANDLE evd, DAT_EVENT *ev, DAT_TIMEOUT timeout) {
+    DAT_COUNT nmore = 0;
+    return dat_evd_wait(evd, timeout, 1, ev, &nmore);
+}
+
+DAT_RETURN Node::disconnect_and_wait(DAT_CLOSE_FLAGS flags, DAT_EVENT_NUMBER *event) {
+    DAT_RETURN rc = dat_ep_disconnect(ep, flags);
+    if (rc != DAT_SUCCESS) return rc;
+    DAT_EVENT ev;
+    if ((rc = next(conn_evd, &ev)) != DAT_SUCCESS) return rc;
+    *event = ev.event_number;
+    return DAT_SUCCESS;
+}
+
+Channel::Channel() {
+    if (pipe(down_) != 0 || pipe(up_) != 0) std::perror("pipe");
+}
+
+Channel::~Channel() {
+    for (int fd : {down_[0], down_[1], up_[0], up_[1]})
+        if (fd >= 0) close(fd);
+}
+
+void Channel::parent_side() {
+    close(down_[0]);
+    close(up_[1]);
+    down_[0] = up_[1] = -1;
+    wfd_ = down_[1];
+    rfd_ = up_[0];
+}
+
+void Channel::child_side() {
+    close(down_[1]);
+    close(up_[0]);
+    down_[1] = up_[0] = -1;
+    wfd_ = up_[1];
+    rfd_ = down_[0];
+}
+
+bool Channel::send(const void *p, std::size_t n) {
+    const char *c = static_cast<const char *>(p);
+    while (n > 0) {
+        ssize_t w = write(wfd_, c, n);
+        if (w <= 0) return false;
+        c += w;
+        n -= static_cast<std::size_t>(w);
+    }
+    return true;
+}
+
+bool Channel::recv(void *p, std::size_t n, int timeout_ms) {
+    char *c = static_cast<char *>(p);
+    while (n > 0) {
+        pollfd pfd{rfd_, POLLIN, 0};
+        if (poll(&pfd, 1, timeout_ms) <= 0) return false;
+        ssize_t r = read(rfd_, c, n);
+        if (r <= 0) return false;
+        c += r;
+        n -= static_cast<std::size_t>(r);
+    }
+    return true;
+}
+
+int spawn(const std::function<int()> &body) {
+    std::fflush(nullptr);
+    int pid = fork();
+    if (pid == 0) {
+        int rc = 1;
+        try {
+            rc = body();
+        } catch (...) {
+            rc = 99;
+        }
+        std::fflush(nullptr);
+        _exit(rc);
+    }
+    return pid;
+}
+
+int reap(int pid, int timeout_s) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    int status = 0;
+    for (;;) {
+        int r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) break;
+        if (std::chrono::steady_clock::now() > end) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            return 200;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    return 128 + WTERMSIG(status);
+}
+
+}  // namespace tcptest

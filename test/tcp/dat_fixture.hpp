@@ -1,0 +1,97 @@
+// Helpers for two-process tests through the DAT API only (so they run under the reference
+// libdat2 or ours): one Node per process, a pipe to exchange setup data, and a fork
+// wrapper whose child reports failure through its exit status.
+#pragma once
+
+#include <dat2/udat.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tcptest {
+
+constexpr const char *kIa = "ofa-v2-tcp-lo";
+constexpr const char *kIaThreadSafe = "ofa-v2-tcp-lo-ts";
+constexpr DAT_TIMEOUT kWait = 10'000'000;  // 10 s in µs
+
+struct Buffer {
+    std::vector<unsigned char> mem;
+    DAT_LMR_HANDLE lmr = DAT_HANDLE_NULL;
+    DAT_LMR_CONTEXT lmr_ctx = 0;
+    DAT_RMR_CONTEXT rmr_ctx = 0;
+    DAT_LMR_TRIPLET iov(std::size_t off = 0, std::size_t len = ~std::size_t{0}) const;
+    DAT_RMR_TRIPLET rmr(std::size_t off = 0, std::size_t len = ~std::size_t{0}) const;
+};
+
+// One process's DAT objects: IA, PZ, EVDs and one EP.
+class Node {
+  public:
+    Node() = default;
+    ~Node();
+    DAT_RETURN open(const char *ia = kIa, bool threadsafe = false);
+    DAT_RETURN make_ep(const DAT_EP_ATTR *attr = nullptr);
+    DAT_RETURN reg(Buffer *b, std::size_t size, DAT_MEM_PRIV_FLAGS priv = DAT_MEM_PRIV_ALL_FLAG);
+    // Passive side: PSP on any qualifier; then accept the first request on `ep`.
+    DAT_RETURN listen(DAT_CONN_QUAL *qual);
+    DAT_RETURN accept_one(DAT_COUNT pdata_len = 0, const void *pdata = nullptr);
+    // Active side: connect to 127.0.0.1:qual and wait for the outcome.
+    DAT_RETURN connect(DAT_CONN_QUAL qual, DAT_EVENT_NUMBER *outcome, DAT_COUNT pdata_len = 0,
+                       const void *pdata = nullptr);
+    // Waits for one event on `evd` (evd_wait with a timeout).
+    DAT_RETURN next(DAT_EVD_HANDLE evd, DAT_EVENT *ev, DAT_TIMEOUT timeout = kWait);
+    DAT_RETURN disconnect_and_wait(DAT_CLOSE_FLAGS flags, DAT_EVENT_NUMBER *event);
+
+    DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+    DAT_EVD_HANDLE async_evd = DAT_HANDLE_NULL;
+    DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
+    DAT_EVD_HANDLE cr_evd = DAT_HANDLE_NULL;
+    DAT_EVD_HANDLE conn_evd = DAT_HANDLE_NULL;
+    DAT_EVD_HANDLE req_evd = DAT_HANDLE_NULL;
+    DAT_EVD_HANDLE recv_evd = DAT_HANDLE_NULL;
+    DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
+    DAT_PSP_HANDLE psp = DAT_HANDLE_NULL;
+    std::vector<Buffer *> buffers;
+};
+
+// A pipe carrying fixed-size PODs between the two processes.
+class Channel {
+  public:
+    Channel();
+    ~Channel();
+    void parent_side();  // call after fork in the parent
+    void child_side();   // ... and in the child
+    bool send(const void *p, std::size_t n);
+    bool recv(void *p, std::size_t n, int timeout_ms = 15000);
+    template <class T>
+    bool send(const T &v) {
+        return send(&v, sizeof v);
+    }
+    template <class T>
+    bool recv(T *v, int timeout_ms = 15000) {
+        return recv(v, sizeof *v, timeout_ms);
+    }
+
+  private:
+    int down_[2]{-1, -1};  // parent -> child
+    int up_[2]{-1, -1};    // child -> parent
+    int rfd_ = -1, wfd_ = -1;
+};
+
+// Forks; the child runs `body` and exits with its return value (0 = success). Returns the
+// child's pid.
+int spawn(const std::function<int()> &body);
+// Waits for the child; returns its exit status (or 128+signal).
+int reap(int pid, int timeout_s = 30);
+
+}  // namespace tcptest
+
+// In a child process: fail with the line number as exit status.
+#define CHILD_CHECK(cond)                                                                         \
+    do {                                                                                          \
+        if (!(cond)) {                                                                            \
+            std::fprintf(stderr, "child check failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+            return __LINE__ % 250 + 1;                                                            \
+        }                                                                                         \
+    } while (0)

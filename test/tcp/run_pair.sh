@@ -1,0 +1,66 @@
+#!/bin/bash
+# Runs one unmodified dapl2-utils tool (dtest or dtestcm) as server and client over
+# loopback through the tcp provider, and checks both exit codes and their verdict lines.
+#
+#   run_pair.sh <tool> <ia_name> <dat.conf> <libdir|-> [tool arguments...]
+#
+# <libdir> "-" uses the system libdat2 (the reference); otherwise it is put first in
+# LD_LIBRARY_PATH so the tool loads our libdat2.so.2. Exit 77 = skipped.
+set -u
+tool=$1 ia=$2 conf=$3 libdir=$4
+shift 4
+bin=/usr/bin/$tool
+if [[ ! -x $bin ]]; then
+    echo "SKIP: $bin is not installed (package dapl2-utils)"
+    exit 77
+fi
+export DAT_OVERRIDE=$conf
+if [[ $libdir != - ]]; then
+    export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+work=$(mktemp -d)
+trap 'kill $srv_pid 2>/dev/null; rm -rf "$work"' EXIT
+
+# Both tools exchange their parameters over TCP port 15828 (0x3DD4); wait until the
+# server listens there, without connecting to it (the server would take us for the client).
+listening() { grep -qiE '^ *[0-9]+: [0-9A-F]+:3DD4 [0-9A-F]+:0000 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null; }
+for _ in $(seq 100); do
+    listening || break
+    sleep 0.1  # a previous run's server still holds the port
+done
+
+timeout 120 "$bin" -P "$ia" "$@" >"$work/server.out" 2>&1 &
+srv_pid=$!
+for _ in $(seq 200); do
+    listening && break
+    kill -0 $srv_pid 2>/dev/null || break
+    sleep 0.05
+done
+timeout 120 "$bin" -P "$ia" -h 127.0.0.1 "$@" >"$work/client.out" 2>&1
+cli_rc=$?
+wait $srv_pid
+srv_rc=$?
+
+echo "=== server ($tool -P $ia $*) rc=$srv_rc"
+cat "$work/server.out"
+echo "=== client rc=$cli_rc"
+cat "$work/client.out"
+
+case $tool in
+dtest) verdict='DAPL Test Complete. PASSED' ;;
+dtestcm) verdict='DAPL Connection Test Complete' ;;
+*) verdict='' ;;
+esac
+fail=0
+[[ $srv_rc -eq 0 ]] || { echo "FAIL: server exit code $srv_rc"; fail=1; }
+[[ $cli_rc -eq 0 ]] || { echo "FAIL: client exit code $cli_rc"; fail=1; }
+for side in server client; do
+    grep -qF "$verdict" "$work/$side.out" || { echo "FAIL: $side did not print '$verdict'"; fail=1; }
+    if grep -qE 'FAILED|ERROR|ERR:' "$work/$side.out"; then echo "FAIL: $side reported an error"; fail=1; fi
+done
+if [[ $tool == dtestcm ]]; then
+    for side in Server Client; do
+        grep -qE "ALL [0-9]+ CONNECTED on $side" "$work/${side,,}.out" || { echo "FAIL: not all connected on $side"; fail=1; }
+    done
+fi
+exit $fail

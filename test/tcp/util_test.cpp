@@ -1,0 +1,165 @@
+// Unit tests of providers/util, linked directly (no libdat2, no sockets): the access
+// check, the EVD ring and its wait/timeout semantics, the DAT_PROVIDER table builder.
+#include <dat2/udat.h>
+#include <dat2/dat_registry.h>
+
+#include <cstring>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "util/evd.hpp"
+#include "util/memory.hpp"
+#include "util/objects.hpp"
+#include "util/provider_table.hpp"
+
+using namespace opendat::util;
+
+namespace {
+// What provider_init registered: the test stands in for the hosting registry.
+const DAT_PROVIDER *g_registered = nullptr;
+DAT_PROVIDER_INFO g_info{};
+}  // namespace
+
+extern "C" DAT_RETURN dat_registry_add_provider(const DAT_PROVIDER *p,
+                                                const DAT_PROVIDER_INFO *info) {
+    g_registered = p;
+    g_info = *info;
+    return DAT_SUCCESS;
+}
+extern "C" DAT_RETURN dat_registry_remove_provider(const DAT_PROVIDER *p,
+                                                   const DAT_PROVIDER_INFO *) {
+    if (p == g_registered) g_registered = nullptr;
+    return DAT_SUCCESS;
+}
+
+TEST(UtilMemTable, BoundsPrivilegesAndPz) {
+    MemTable t;
+    Pz *pz = reinterpret_cast<Pz *>(0x1000), *other = reinterpret_cast<Pz *>(0x2000);
+    std::uint32_t key = 0, rkey = 0;
+    MemRange r{0x10000, 0x1000, DAT_MEM_PRIV_ALL_FLAG, pz};
+    ASSERT_EQ(t.add(KeyKind::Lmr, r, &key), DAT_SUCCESS);
+    MemRange ro{0x10000, 0x1000, DAT_MEM_PRIV_REMOTE_READ_FLAG, pz};
+    ASSERT_EQ(t.add(KeyKind::Rmr, ro, &rkey), DAT_SUCCESS);
+    EXPECT_NE(key, rkey);
+    EXPECT_NE(key, 0u);
+    auto ok = DAT_DTO_SUCCESS;
+    EXPECT_EQ(t.check(KeyKind::Lmr, key, pz, 0x10000, 0x1000, DAT_MEM_PRIV_LOCAL_WRITE_FLAG), ok);
+    EXPECT_EQ(t.check(KeyKind::Lmr, key, pz, 0x10fff, 1, DAT_MEM_PRIV_NONE_FLAG), ok);
+    EXPECT_EQ(t.check(KeyKind::Lmr, key, pz, 0x10fff, 2, DAT_MEM_PRIV_NONE_FLAG),
+              DAT_DTO_ERR_LOCAL_PROTECTION);
+    EXPECT_EQ(t.check(KeyKind::Lmr, key, pz, 0xffff, 1, DAT_MEM_PRIV_NONE_FLAG),
+              DAT_DTO_ERR_LOCAL_PROTECTION);
+    EXPECT_EQ(t.check(KeyKind::Lmr, key, pz, 0x10000, ~std::uint64_t{0}, DAT_MEM_PRIV_NONE_FLAG),
+              DAT_DTO_ERR_LOCAL_PROTECTION);  // no wrap-around
+    EXPECT_EQ(t.check(KeyKind::Lmr, key, other, 0x10000, 1, DAT_MEM_PRIV_NONE_FLAG),
+              DAT_DTO_ERR_LOCAL_PROTECTION);
+    EXPECT_EQ(t.check(KeyKind::Rmr, rkey, pz, 0x10000, 16, DAT_MEM_PRIV_REMOTE_READ_FLAG), ok);
+    EXPECT_EQ(t.check(KeyKind::Rmr, rkey, pz, 0x10000, 16, DAT_MEM_PRIV_REMOTE_WRITE_FLAG),
+              DAT_DTO_ERR_REMOTE_ACCESS);
+    EXPECT_EQ(t.check(KeyKind::Rmr, key, pz, 0x10000, 16, DAT_MEM_PRIV_NONE_FLAG),
+              DAT_DTO_ERR_REMOTE_ACCESS)
+        << "an lmr_context is not an rmr_context";
+    t.remove(KeyKind::Rmr, rkey);
+    EXPECT_EQ(t.check(KeyKind::Rmr, rkey, pz, 0x10000, 16, DAT_MEM_PRIV_REMOTE_READ_FLAG),
+              DAT_DTO_ERR_REMOTE_ACCESS);
+}
+
+TEST(UtilEvd, RingWaitTimeoutAndEmptyCodes) {
+    static DAT_PROVIDER table{};
+    Evd dto(&table, nullptr, 3, DAT_EVD_DTO_FLAG, nullptr);
+    Evd conn(&table, nullptr, 2, DAT_EVD_CONNECTION_FLAG, nullptr);
+    DAT_EVENT ev{};
+    EXPECT_EQ(dto.dequeue(&ev), static_cast<DAT_RETURN>(0x000D0000));
+    EXPECT_EQ(conn.dequeue(&ev), static_cast<DAT_RETURN>(0x800D0000));
+    // Ring wrap-around keeps FIFO order; a full queue refuses the event.
+    for (int round = 0; round < 3; ++round) {
+        for (int i = 0; i < 3; ++i) {
+            DAT_EVENT e{};
+            e.event_number = DAT_DTO_COMPLETION_EVENT;
+            e.event_data.dto_completion_event_data.user_cookie.as_64 =
+                static_cast<DAT_UINT64>(round * 10 + i);
+            ASSERT_TRUE(dto.post(e));
+        }
+        DAT_EVENT extra{};
+        EXPECT_FALSE(dto.post(extra));
+        for (int i = 0; i < 3; ++i) {
+            ASSERT_EQ(dto.dequeue(&ev), DAT_SUCCESS);
+            EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64,
+                      static_cast<DAT_UINT64>(round * 10 + i));
+            EXPECT_EQ(ev.evd_handle, &dto);
+        }
+    }
+    // Timeout, threshold beyond the queue, unwaitable.
+    DAT_COUNT nmore = -1;
+    EXPECT_EQ(DAT_GET_TYPE(conn.wait(0, 1, &ev, &nmore)), DAT_TIMEOUT_EXPIRED);
+    EXPECT_EQ(nmore, 0);
+    EXPECT_EQ(DAT_GET_TYPE(conn.wait(1000, 3, &ev, &nmore)), DAT_INVALID_PARAMETER);
+    std::thread poster([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        DAT_EVENT e{};
+        e.event_number = DAT_CONNECTION_EVENT_ESTABLISHED;
+        conn.post(e);
+        conn.post(e);
+    });
+    ASSERT_EQ(conn.wait(DAT_TIMEOUT_INFINITE, 2, &ev, &nmore), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_ESTABLISHED);
+    EXPECT_EQ(nmore, 1);
+    poster.join();
+    std::thread unwait([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        conn.set_waitable(false);
+    });
+    EXPECT_EQ(DAT_GET_TYPE(conn.wait(DAT_TIMEOUT_INFINITE, 2, &ev, &nmore)), DAT_INTERRUPTED_CALL);
+    unwait.join();
+    EXPECT_EQ(DAT_GET_TYPE(conn.wait(0, 1, &ev, &nmore)), DAT_INVALID_STATE);
+    conn.set_waitable(true);
+    // Resize keeps queued events.
+    ASSERT_EQ(conn.resize(8), DAT_SUCCESS);
+    EXPECT_EQ(conn.qlen(), 8);
+    ASSERT_EQ(conn.dequeue(&ev), DAT_SUCCESS);
+    EXPECT_EQ(DAT_GET_TYPE(conn.dequeue(&ev)), DAT_QUEUE_EMPTY);
+}
+
+TEST(UtilEvd, CnoTriggersWhenNobodyWaitsOnTheEvd) {
+    static DAT_PROVIDER table{};
+    static int agent_calls = 0;
+    DAT_OS_WAIT_PROXY_AGENT agent{nullptr, [](DAT_PVOID, DAT_EVD_HANDLE) { ++agent_calls; }};
+    Cno cno(&table, nullptr, agent);
+    Evd evd(&table, nullptr, 4, DAT_EVD_DTO_FLAG, &cno);
+    DAT_EVD_HANDLE which = nullptr;
+    EXPECT_EQ(DAT_GET_TYPE(cno.wait(1000, &which)), DAT_TIMEOUT_EXPIRED);
+    DAT_EVENT e{};
+    ASSERT_TRUE(evd.post(e));
+    ASSERT_EQ(cno.wait(1000, &which), DAT_SUCCESS);
+    EXPECT_EQ(which, &evd);
+    EXPECT_EQ(agent_calls, 1);
+    EXPECT_EQ(cno.users.load(), 1);
+    evd.set_cno(nullptr);
+    EXPECT_EQ(cno.users.load(), 0);
+}
+
+TEST(UtilProviderTable, EverySlotIsCallableAndEchoesTheKey) {
+    DAT_PROVIDER_INFO info{};
+    std::strcpy(info.ia_name, "util-test-ia");
+    info.dapl_version_major = 2;
+    info.dapl_version_minor = 0;
+    info.is_thread_safe = DAT_TRUE;
+    provider_init(&info, "127.0.0.1 0", nullptr);
+    ASSERT_NE(g_registered, nullptr);
+    EXPECT_STREQ(g_registered->device_name, "util-test-ia");
+    EXPECT_STREQ(g_info.ia_name, "util-test-ia");
+    EXPECT_EQ(g_info.is_thread_safe, DAT_TRUE);
+    // The reference libdat2 calls slots without NULL checks: all 79 function slots are set.
+    const void *const *slots = reinterpret_cast<const void *const *>(g_registered);
+    for (std::size_t i = 2; i < sizeof(DAT_PROVIDER) / sizeof(void *); ++i)
+        EXPECT_NE(slots[i], nullptr) << "slot " << i;
+    // An unimplemented slot answers DAT_NOT_IMPLEMENTED.
+    DAT_SRQ_HANDLE srq = nullptr;
+    EXPECT_EQ(g_registered->srq_free_func(srq), static_cast<DAT_RETURN>(0xBFFF0000));
+    EXPECT_EQ(g_registered->cr_handoff_func(nullptr, 0), static_cast<DAT_RETURN>(0xBFFF0000));
+    EXPECT_EQ(find_instance("util-test-ia"), g_registered->extension);
+    provider_fini(&info);
+    EXPECT_EQ(g_registered, nullptr);
+    EXPECT_EQ(find_instance("util-test-ia"), nullptr);
+}
