@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # README command 2: install dependencies, build, and run every test.
-#   scripts/test.sh              default build + all tests, then the asan and ubsan builds
-#   OPENDAT_SANITIZERS="" scripts/test.sh   only the default build
+#
+#   scripts/test.sh                          default build + all tests, then the asan and
+#                                            ubsan builds, then the verbs provider's RDMA
+#                                            suite (real device, else soft-RoCE VM)
+#   OPENDAT_SANITIZERS="" scripts/test.sh    only the default build
+#   OPENDAT_VERBS_RDMA=0 scripts/test.sh     leave out the RDMA suite
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -16,4 +20,36 @@ for preset in default $sanitizers; do
     status=1
   fi
 done
+
+# The verbs provider needs an RDMA device. Its host tests ran above; its RDMA suite runs on
+# this machine's own device when it has one with an active port, otherwise in the
+# soft-RoCE VM (test/vm), otherwise it is skipped with the reason printed.
+if [ "${OPENDAT_VERBS_RDMA:-1}" != 0 ]; then
+  echo "==== verbs provider: RDMA suite"
+  where=$(bash test/vm/available.sh --where 2>&1 || true)
+  case "$where" in
+    native*)
+      echo "verbs: this machine has RDMA devices (${where#native }); the suite is written for"
+      echo "       the soft-RoCE VM's rxe0 and is run there (a native run is not automated yet)"
+      ;;&
+    native* | vm*)
+      if ! bash test/vm/available.sh --quiet; then
+        echo "verbs: RDMA suite SKIPPED: the soft-RoCE VM cannot run here (reasons above)"
+      else
+        cmake --preset default -G Ninja -DOPENDAT_VM_TESTS=ON >/dev/null
+        cmake --build --preset default -j "$(nproc)"
+        san_builds=""
+        for preset in $sanitizers; do san_builds="$san_builds $PWD/build/$preset"; done
+        if ! OPENDAT_VERBS_SAN_BUILDS="${san_builds# }" \
+            ctest --test-dir build/default -R '^vm_verbs$' --output-on-failure --timeout 2400; then
+          status=1
+        fi
+      fi
+      ;;
+    *)
+      echo "verbs: RDMA suite SKIPPED: no RDMA device and no soft-RoCE VM here:"
+      echo "$where" | sed 's/^/  /'
+      ;;
+  esac
+fi
 exit $status

@@ -1,0 +1,100 @@
+// dat_cno_wait over CQ-backed EVDs.
+//
+// util's CNO is triggered by events posted to software EVDs. Completions never pass
+// through util, so a CNO fed by CQ-backed EVDs waits on their completion channels itself:
+// look for a ready event (or a util trigger), arm every CQ, look again, then block in
+// poll(2) on all the channels, waking every 10 ms for util's triggers.
+#include <poll.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "util/entries.hpp"
+#include "util/objects.hpp"
+#include "verbs/cq_evd.hpp"
+
+namespace opendat::verbs {
+
+namespace {
+std::mutex g_mu;
+std::unordered_multimap<util::Cno *, CqEvd *> g_feeds;
+constexpr int kSliceMs = 10;
+}  // namespace
+
+void cno_attach(util::Cno *cno, CqEvd *evd) noexcept {
+    std::lock_guard lk(g_mu);
+    try {
+        g_feeds.emplace(cno, evd);
+    } catch (...) {
+        // Out of memory: the EVD then does not wake this CNO's waiters (they time out).
+    }
+}
+
+void cno_detach(util::Cno *cno, CqEvd *evd) noexcept {
+    std::lock_guard lk(g_mu);
+    auto [b, e] = g_feeds.equal_range(cno);
+    for (auto it = b; it != e; ++it)
+        if (it->second == evd) {
+            g_feeds.erase(it);
+            return;
+        }
+}
+
+namespace entry {
+
+DAT_RETURN cno_wait(DAT_CNO_HANDLE h, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *out) noexcept {
+    auto *cno = util::as<util::Cno>(h);
+    if (cno == nullptr) return util::invalid_handle(DAT_HANDLE_TYPE_CNO);
+    if (out == nullptr) return util::bad_arg(3);
+    std::vector<CqEvd *> evds;
+    std::vector<pollfd> fds;
+    try {
+        std::lock_guard lk(g_mu);
+        auto [b, e] = g_feeds.equal_range(cno);
+        for (auto it = b; it != e; ++it) evds.push_back(it->second);
+        for (CqEvd *evd : evds) fds.push_back({evd->channel_fd(), POLLIN, 0});
+    } catch (...) {
+        return util::kNoMemory;
+    }
+    if (evds.empty()) return util::entry::cno_wait(h, timeout, out);
+    using clock = std::chrono::steady_clock;
+    const bool infinite = timeout == DAT_TIMEOUT_INFINITE;
+    const auto deadline = clock::now() + std::chrono::microseconds(infinite ? 0 : timeout);
+    bool armed = false;
+    for (;;) {
+        DAT_EVD_HANDLE soft = DAT_HANDLE_NULL;
+        if (cno->wait(0, &soft) == DAT_SUCCESS) {
+            *out = soft;
+            return DAT_SUCCESS;
+        }
+        for (CqEvd *evd : evds)
+            if (evd->has_event()) {
+                *out = evd;
+                return DAT_SUCCESS;
+            }
+        if (!armed) {
+            for (CqEvd *evd : evds) evd->arm();
+            armed = true;
+            continue;  // a completion before arming raises no channel event
+        }
+        int wait_ms = kSliceMs;
+        if (!infinite) {
+            auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now())
+                    .count();
+            if (clock::now() >= deadline) return util::err(DAT_TIMEOUT_EXPIRED);
+            wait_ms = static_cast<int>(std::clamp<long long>(left, 1, kSliceMs));
+        }
+        if (::poll(fds.data(), fds.size(), wait_ms) > 0) {
+            for (std::size_t i = 0; i < fds.size(); ++i)
+                if (fds[i].revents & POLLIN) evds[i]->take_channel_event();
+            armed = false;
+        }
+    }
+}
+
+}  // namespace entry
+}  // namespace opendat::verbs

@@ -1,0 +1,92 @@
+// DTO event dispatchers backed by a completion queue.
+//
+// Every EVD created with DAT_EVD_DTO_FLAG is a CqEvd: a CQ with its own completion
+// channel. Dequeue polls the CQ directly (no lock of ours, nothing allocated); a waiter
+// arms the CQ and blocks in the kernel on the channel's fd, never spinning. Work
+// completions become DAT_EVENTs only when they are taken (see convert()).
+//
+// The util::Evd base keeps its software ring for the non-DTO events an EVD with mixed
+// flags may also receive (connection events, software events); such an EVD is "mixed",
+// and its waiters also look at the ring every 10 ms. An EVD with only DTO (and RMR bind)
+// flags never touches the ring.
+//
+// A CNO fed by CQ-backed EVDs is waited on by blocking on all their channels (see
+// cno_wait.cpp); its proxy agent is not called for their completions (that would need a
+// thread watching every CQ).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "util/evd.hpp"
+#include "verbs/raii.hpp"
+
+namespace opendat::verbs {
+
+class CqEvd : public util::Evd {
+  public:
+    CqEvd(const DAT_PROVIDER *p, util::Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS flags);
+    // Creates the channel, the CQ (`qlen` entries) and the wake-up eventfd.
+    DAT_RETURN open(ibv_context *ctx, DAT_COUNT qlen) noexcept;
+
+    ibv_cq *cq() const noexcept { return cq_.get(); }
+    DAT_RETURN dequeue_cq(DAT_EVENT *out) noexcept;
+    DAT_RETURN wait_cq(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
+                       DAT_COUNT *nmore) noexcept;
+    DAT_RETURN resize_cq(DAT_COUNT qlen) noexcept;
+    // Releases a waiter so it re-checks the EVD state (dat_evd_set_unwaitable).
+    void wake() noexcept;
+
+    // For dat_cno_wait (cno_wait.cpp): whether an event is ready (completions are moved
+    // into the staging ring to find out), arming the CQ, and the channel to block on.
+    bool has_event() noexcept;
+    int arm() noexcept { return ibv_req_notify_cq(cq_.get(), 0); }
+    int channel_fd() const noexcept { return ch_->fd; }
+    void take_channel_event() noexcept;
+
+    const bool mixed;
+
+  private:
+    bool convert(const ibv_wc &wc, DAT_EVENT *out) noexcept;
+    // Moves completions from the CQ into the staging ring; with stage_mu_ held.
+    void drain_locked() noexcept;
+    bool pop_staged_locked(DAT_EVENT *out) noexcept;
+
+    CompChannelPtr ch_;
+    CqPtr cq_;  // after ch_: destroyed first
+    UniqueFd wake_;
+    // Events taken from the CQ but not yet consumed: dat_evd_wait with a threshold above
+    // 1 must see that many before returning. Only ever used when a waiter needs it, so
+    // dequeue checks the atomic count and takes the lock only when something is staged.
+    std::mutex stage_mu_;
+    std::unique_ptr<DAT_EVENT[]> stage_;
+    std::size_t stage_cap_ = 0;
+    std::size_t stage_head_ = 0;
+    std::atomic<std::size_t> staged_{0};
+    std::atomic<int> waiters_{0};
+};
+
+// The CqEvd behind `evd`, or nullptr if it has no CQ (not a DTO EVD).
+inline CqEvd *as_cq_evd(util::Evd *evd) noexcept {
+    return evd != nullptr && (evd->flags & DAT_EVD_DTO_FLAG) ? static_cast<CqEvd *>(evd) : nullptr;
+}
+
+// The EVD entry points that differ for CQ-backed EVDs (others fall through to util's).
+namespace entry {
+DAT_RETURN evd_create(DAT_IA_HANDLE, DAT_COUNT, DAT_CNO_HANDLE, DAT_EVD_FLAGS,
+                      DAT_EVD_HANDLE *) noexcept;
+DAT_RETURN evd_dequeue(DAT_EVD_HANDLE, DAT_EVENT *) noexcept;
+DAT_RETURN evd_wait(DAT_EVD_HANDLE, DAT_TIMEOUT, DAT_COUNT, DAT_EVENT *, DAT_COUNT *) noexcept;
+DAT_RETURN evd_resize(DAT_EVD_HANDLE, DAT_COUNT) noexcept;
+DAT_RETURN evd_free(DAT_EVD_HANDLE) noexcept;
+DAT_RETURN evd_modify_cno(DAT_EVD_HANDLE, DAT_CNO_HANDLE) noexcept;
+DAT_RETURN evd_set_unwaitable(DAT_EVD_HANDLE) noexcept;
+DAT_RETURN cno_wait(DAT_CNO_HANDLE, DAT_TIMEOUT, DAT_EVD_HANDLE *) noexcept;
+}  // namespace entry
+
+// Which CQ-backed EVDs feed which CNO (cno_wait.cpp); control path only.
+void cno_attach(util::Cno *cno, CqEvd *evd) noexcept;
+void cno_detach(util::Cno *cno, CqEvd *evd) noexcept;
+
+}  // namespace opendat::verbs

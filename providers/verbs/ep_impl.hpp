@@ -1,0 +1,93 @@
+// Per-object state the verbs transport keeps behind util's EP, PSP/RSP and CR objects.
+//
+// Every rdma_cm id carries one of these as its context; `kind` says which, so the CM
+// thread can dispatch an event without a lookup table.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "util/objects.hpp"
+#include "verbs/raii.hpp"
+
+namespace opendat::verbs {
+
+class VerbsTransport;
+struct EpImpl;
+
+// Scatter/gather entries per work request we build on the stack (post paths allocate nothing).
+constexpr int kMaxSge = 32;
+
+enum class CmKind : std::uint8_t { Ep, Sp, Cr };
+
+struct CmCtx {
+    explicit CmCtx(CmKind k) : kind(k) {}
+    const CmKind kind;
+};
+
+// What a work completion must be turned back into: wr_id points at one of these. They
+// live in fixed rings sized at ep_create, so posting allocates nothing.
+struct WrSlot {
+    EpImpl *owner = nullptr;
+    DAT_DTO_COOKIE cookie{};
+    std::uint32_t length = 0;  // bytes posted (work completions give it only for receives)
+    DAT_DTOS op = DAT_DTO_SEND;
+    bool suppress = false;        // DAT_COMPLETION_SUPPRESS_FLAG: no event on success
+    bool recv = false;            // in the receive ring (for the outstanding count)
+    util::Header *rmr = nullptr;  // DAT_DTO_BIND_MW: the RMR being bound
+};
+
+// A ring of slots used round-robin. It is twice the queue pair's capacity so that a slot
+// is reused only long after its completion was generated (DAT forbids more than
+// max_*_dtos outstanding, so its completion has been dequeued by then).
+struct SlotRing {
+    std::unique_ptr<WrSlot[]> slots;
+    std::uint32_t mask = 0;
+    std::atomic<std::uint32_t> head{0};
+    std::atomic<int> outstanding{0};  // posted, completion not yet polled (dat_ep_get_status)
+
+    void init(EpImpl *owner, std::uint32_t capacity, bool recv);
+    WrSlot *next() noexcept { return &slots[head.fetch_add(1, std::memory_order_relaxed) & mask]; }
+};
+
+struct EpImpl : CmCtx {
+    EpImpl(VerbsTransport *t, util::Ep *e) : CmCtx(CmKind::Ep), tr(t), ep(e) {}
+
+    VerbsTransport *const tr;
+    util::Ep *const ep;
+    // Order matters: the id (if any) goes after the queue pair it drives.
+    IdPtr id;  // the connection's rdma_cm id (active: ours; passive: the request's)
+    QpPtr qp;  // created with ibv_create_qp; rdma_cm never owns it, we move its states
+    SlotRing sq, rq;
+    std::uint32_t max_inline = 0;
+    std::atomic<bool> dead{false};  // dat_ep_free'd: completions still in a CQ are dropped
+
+    // Guarded by ep->mu.
+    bool active = false;
+    bool disconnect_sent = false;
+    int timeout_ms = 2000;
+    std::uint8_t pdata_len = 0;
+    unsigned char
+        pdata[56]{};  // connect private data (with our header) until the route is resolved
+};
+
+struct SpImpl : CmCtx {
+    SpImpl() : CmCtx(CmKind::Sp) {}
+    util::Header *sp = nullptr;  // the PSP or RSP
+    util::Evd *evd = nullptr;
+    util::Ep *rsp_ep = nullptr;
+    DAT_CONN_QUAL qual = 0;
+    IdPtr listen;
+    std::atomic<bool> dead{false};
+};
+
+struct CrImpl : CmCtx {
+    CrImpl() : CmCtx(CmKind::Cr) {}
+    util::Cr *cr = nullptr;
+    IdPtr id;                              // the request's id until accept hands it to the EP
+    std::uint8_t responder_resources = 0;  // what the requester offered
+    std::uint8_t initiator_depth = 0;
+};
+
+}  // namespace opendat::verbs

@@ -1,0 +1,130 @@
+// The data path: DAT post calls become work requests on the EP's queue pair, in the
+// caller's thread. Nothing here allocates or locks: the work request and its
+// scatter/gather list are on the stack, lmr_context/rmr_context are the MR's lkey/rkey
+// (the device checks them), and the completion context is a slot of a ring sized at
+// ep_create.
+#include <cerrno>
+
+#include "util/objects.hpp"
+#include "verbs/transport.hpp"
+
+namespace opendat::verbs {
+
+namespace {
+
+// Builds the SGE list; zero-length segments carry no memory and are skipped.
+bool build_sges(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, ibv_sge *sge, int *nsge,
+                std::uint64_t *total) noexcept {
+    if (n > kMaxSge) return false;
+    int k = 0;
+    std::uint64_t sum = 0;
+    for (DAT_COUNT i = 0; i < n; ++i) {
+        if (iov[i].segment_length == 0) continue;
+        sge[k].addr = iov[i].virtual_address;
+        sge[k].length = iov[i].segment_length;
+        sge[k].lkey = iov[i].lmr_context;
+        sum += iov[i].segment_length;
+        ++k;
+    }
+    *nsge = k;
+    *total = sum;
+    return true;
+}
+
+DAT_RETURN post_error(util::Ep *ep, int rc) noexcept {
+    if (rc == ENOMEM) return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+    std::lock_guard lk(ep->mu);
+    if (ep->state != DAT_EP_STATE_CONNECTED)
+        return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+    return util::err(DAT_INVALID_PARAMETER);
+}
+
+DAT_RETURN post_request(util::Ep *ep, ibv_wr_opcode opcode, DAT_DTOS op, DAT_COUNT n,
+                        const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+                        const DAT_RMR_TRIPLET *remote, DAT_COMPLETION_FLAGS flags) noexcept {
+    auto *impl = static_cast<EpImpl *>(ep->impl);
+    if (!impl->qp) return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFIGURED);
+    ibv_sge sge[kMaxSge];
+    int nsge = 0;
+    std::uint64_t total = 0;
+    if (!build_sges(n, iov, sge, &nsge, &total)) return util::err(DAT_LENGTH_ERROR);
+    WrSlot *slot = impl->sq.next();
+    slot->cookie = cookie;
+    slot->length = static_cast<std::uint32_t>(total);
+    slot->op = op;
+    slot->suppress =
+        (flags & (DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG)) != 0;
+    slot->rmr = nullptr;
+    ibv_send_wr wr{};
+    wr.wr_id = reinterpret_cast<std::uintptr_t>(slot);
+    wr.sg_list = sge;
+    wr.num_sge = nsge;
+    wr.opcode = opcode;
+    // Always signalled: the slot ring relies on one completion per request, and DAT's
+    // "suppress" only hides successful ones (dropped when polled).
+    wr.send_flags = IBV_SEND_SIGNALED;
+    if (flags & DAT_COMPLETION_BARRIER_FENCE_FLAG) wr.send_flags |= IBV_SEND_FENCE;
+    if (flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG) wr.send_flags |= IBV_SEND_SOLICITED;
+    if (opcode != IBV_WR_RDMA_READ && total <= impl->max_inline &&
+        nsge > 0)  // opt-in, see ep_create
+        wr.send_flags |= IBV_SEND_INLINE;
+    if (remote != nullptr) {
+        wr.wr.rdma.remote_addr = remote->virtual_address;
+        wr.wr.rdma.rkey = remote->rmr_context;
+    }
+    impl->sq.outstanding.fetch_add(1, std::memory_order_relaxed);
+    ibv_send_wr *bad = nullptr;
+    if (int rc = ibv_post_send(impl->qp.get(), &wr, &bad); rc != 0) {
+        impl->sq.outstanding.fetch_sub(1, std::memory_order_relaxed);
+        return post_error(ep, rc);
+    }
+    return DAT_SUCCESS;
+}
+
+}  // namespace
+
+DAT_RETURN VerbsTransport::ep_post_send(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                        DAT_DTO_COOKIE cookie,
+                                        DAT_COMPLETION_FLAGS flags) noexcept {
+    return post_request(ep, IBV_WR_SEND, DAT_DTO_SEND, n, iov, cookie, nullptr, flags);
+}
+
+DAT_RETURN VerbsTransport::ep_post_rdma_write(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                              DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                              DAT_COMPLETION_FLAGS flags) noexcept {
+    return post_request(ep, IBV_WR_RDMA_WRITE, DAT_DTO_RDMA_WRITE, n, iov, cookie, remote, flags);
+}
+
+DAT_RETURN VerbsTransport::ep_post_rdma_read(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                             DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                             DAT_COMPLETION_FLAGS flags) noexcept {
+    return post_request(ep, IBV_WR_RDMA_READ, DAT_DTO_RDMA_READ, n, iov, cookie, remote, flags);
+}
+
+DAT_RETURN VerbsTransport::ep_post_recv(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                        DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS) noexcept {
+    auto *impl = static_cast<EpImpl *>(ep->impl);
+    if (!impl->qp) return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFIGURED);
+    ibv_sge sge[kMaxSge];
+    int nsge = 0;
+    std::uint64_t total = 0;
+    if (!build_sges(n, iov, sge, &nsge, &total)) return util::err(DAT_LENGTH_ERROR);
+    WrSlot *slot = impl->rq.next();
+    slot->cookie = cookie;
+    slot->length = static_cast<std::uint32_t>(total);
+    slot->op = DAT_DTO_RECEIVE;
+    slot->suppress = false;
+    ibv_recv_wr wr{};
+    wr.wr_id = reinterpret_cast<std::uintptr_t>(slot);
+    wr.sg_list = sge;
+    wr.num_sge = nsge;
+    impl->rq.outstanding.fetch_add(1, std::memory_order_relaxed);
+    ibv_recv_wr *bad = nullptr;
+    if (int rc = ibv_post_recv(impl->qp.get(), &wr, &bad); rc != 0) {
+        impl->rq.outstanding.fetch_sub(1, std::memory_order_relaxed);
+        return post_error(ep, rc);
+    }
+    return DAT_SUCCESS;
+}
+
+}  // namespace opendat::verbs

@@ -1,0 +1,324 @@
+// VerbsTransport: opening the device, the CM/async thread, EP creation and teardown.
+#include "verbs/transport.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "trace/trace.hpp"
+#include "verbs/cq_evd.hpp"
+#include "verbs/mem.hpp"
+#include "verbs/table.hpp"
+
+namespace opendat::verbs {
+
+void SlotRing::init(EpImpl *owner, std::uint32_t capacity, bool recv) {
+    std::uint32_t n = 1;
+    while (n < 2 * std::max<std::uint32_t>(capacity, 1)) n <<= 1;
+    slots = std::make_unique<WrSlot[]>(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        slots[i].owner = owner;
+        slots[i].recv = recv;
+    }
+    mask = n - 1;
+}
+
+namespace {
+
+int mtu_bytes(ibv_mtu m) noexcept {
+    switch (m) {
+        case IBV_MTU_256:
+            return 256;
+        case IBV_MTU_512:
+            return 512;
+        case IBV_MTU_1024:
+            return 1024;
+        case IBV_MTU_2048:
+            return 2048;
+        case IBV_MTU_4096:
+            return 4096;
+    }
+    return 1024;
+}
+
+std::uint32_t configured_max_inline() noexcept {
+    static const std::uint32_t v = [] {
+        const char *e = std::getenv("OPENDAT_VERBS_MAX_INLINE");
+        return e != nullptr ? static_cast<std::uint32_t>(std::strtoul(e, nullptr, 10)) : 0u;
+    }();
+    return v;
+}
+
+DAT_COUNT clamp_count(long v) noexcept {
+    return static_cast<DAT_COUNT>(std::clamp<long>(v, 0, 0x7fffffff));
+}
+
+void set_nonblock(int fd) noexcept {
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+}  // namespace
+
+DAT_RETURN VerbsTransport::open(const util::ProviderInstance *inst) noexcept {
+    // A missing interface is reported as such first, as the reference's cma provider does.
+    if (DAT_RETURN rc = resolve_address(inst->name.c_str(), inst->params, &dev_); rc != DAT_SUCCESS)
+        return rc;
+    ch_.reset(rdma_create_event_channel());
+    if (!ch_) {
+        // No /dev/infiniband/rdma_cm: the kernel has no RDMA support or no device at all.
+        DAPL_TRC(trace::kError, "verbs",
+                 "IA %s: no RDMA device: rdma_create_event_channel: %s (%s)", inst->name.c_str(),
+                 std::strerror(errno),
+                 errno == ENOENT || errno == ENODEV ? "no RDMA support in this kernel"
+                                                    : "rdma_cm unusable");
+        return util::err(DAT_INTERNAL_ERROR);
+    }
+    set_nonblock(ch_->fd);
+    if (DAT_RETURN rc = bind_device(inst->name.c_str(), ch_.get(), &dev_); rc != DAT_SUCCESS)
+        return rc;
+
+    const ibv_device_attr &a = dev_.attr;
+    limits_.max_eps = clamp_count(a.max_qp);
+    limits_.max_dto_per_ep = clamp_count(a.max_qp_wr);
+    limits_.max_rdma_read_per_ep = clamp_count(std::min(a.max_qp_rd_atom, a.max_qp_init_rd_atom));
+    limits_.max_evds = clamp_count(a.max_cq);
+    limits_.max_evd_qlen = clamp_count(a.max_cqe);
+    limits_.max_iov = clamp_count(std::min(a.max_sge, kMaxSge));
+    limits_.max_lmrs = clamp_count(a.max_mr);
+    limits_.max_message_size =
+        static_cast<DAT_SEG_LENGTH>(std::min<std::uint64_t>(dev_.port_attr.max_msg_sz, 0x7fffffff));
+    limits_.max_rdma_size = limits_.max_message_size;
+    limits_.transport_mtu = mtu_bytes(dev_.port_attr.active_mtu);
+    // Verbs has no per-message "acknowledge after placement" control: RC completions
+    // already mean the peer acknowledged; there is nothing to delay.
+    limits_.delayed_ack_supported = false;
+    limits_.transport_name = "verbs";
+
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fd < 0) return util::kInternal;
+    stop_.reset(fd);
+    set_nonblock(dev_.ctx->async_fd);
+    try {
+        thread_ = std::thread([this] { cm_thread(); });
+    } catch (...) {
+        return util::kInternal;
+    }
+    return DAT_SUCCESS;
+}
+
+VerbsTransport::~VerbsTransport() {
+    if (thread_.joinable()) {
+        std::uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = ::write(stop_.get(), &one, sizeof one);
+        thread_.join();
+    }
+    // Objects the consumer did not free: release their verbs resources (the DAT objects
+    // themselves stay, their handles are dead with the IA).
+    for (EpImpl *e : eps_) delete e;
+    for (SpImpl *s : sps_) delete s;
+    for (CrImpl *c : crs_) delete c;
+    dead_eps_.clear();
+    for (util::Ep *e : dead_ep_objs_) delete e;
+    dead_sps_.clear();
+    dead_crs_.clear();
+}
+
+DAT_RETURN make_transport(util::ProviderInstance *inst, util::Ia *ia,
+                          std::unique_ptr<util::Transport> *out) {
+    patch_table(inst);
+    auto t = std::make_unique<VerbsTransport>(ia);
+    if (DAT_RETURN rc = t->open(inst); rc != DAT_SUCCESS) return rc;
+    *out = std::move(t);
+    return DAT_SUCCESS;
+}
+
+// --- EP creation -----------------------------------------------------------------------
+
+DAT_RETURN VerbsTransport::ep_create(util::Ep *ep) noexcept {
+    OPENDAT_GUARD({
+        auto impl = std::make_unique<EpImpl>(this, ep);
+        // An EP without PZ or DTO EVDs cannot be connected (util refuses it) and so
+        // needs no queue pair.
+        if (ep->pz != nullptr && ep->recv_evd != nullptr && ep->request_evd != nullptr) {
+            auto *rcq = as_cq_evd(ep->recv_evd);
+            auto *scq = as_cq_evd(ep->request_evd);
+            if (rcq == nullptr) return util::err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV);
+            if (scq == nullptr)
+                return util::err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_REQUEST);
+            const DAT_EP_ATTR &at = ep->attr;
+            ibv_qp_init_attr qa{};
+            qa.send_cq = scq->cq();
+            qa.recv_cq = rcq->cq();
+            qa.qp_type = IBV_QPT_RC;
+            qa.sq_sig_all = 0;
+            qa.cap.max_send_wr =
+                static_cast<std::uint32_t>(std::max<DAT_COUNT>(at.max_request_dtos, 1));
+            qa.cap.max_recv_wr =
+                static_cast<std::uint32_t>(std::max<DAT_COUNT>(at.max_recv_dtos, 1));
+            qa.cap.max_send_sge = static_cast<std::uint32_t>(std::max(
+                {at.max_request_iov, at.max_rdma_read_iov, at.max_rdma_write_iov, DAT_COUNT{1}}));
+            qa.cap.max_send_sge = std::min<std::uint32_t>(
+                qa.cap.max_send_sge, static_cast<std::uint32_t>(limits_.max_iov));
+            qa.cap.max_recv_sge =
+                static_cast<std::uint32_t>(std::max<DAT_COUNT>(at.max_recv_iov, 1));
+            // Inline sends copy the data into the work request: the device then never
+            // checks the lmr_context, so a bad one would not give LOCAL_PROTECTION as DAT
+            // requires. Off unless OPENDAT_VERBS_MAX_INLINE asks for it (a latency trade).
+            qa.cap.max_inline_data = configured_max_inline();
+            ibv_qp *qp = ibv_create_qp(as_vpz(ep->pz)->pd(), &qa);
+            if (qp == nullptr) {
+                qa.cap.max_inline_data = 0;
+                qp = ibv_create_qp(as_vpz(ep->pz)->pd(), &qa);
+            }
+            if (qp == nullptr) {
+                DAPL_TRC(trace::kError, "verbs", "ibv_create_qp (send %u recv %u): %s",
+                         qa.cap.max_send_wr, qa.cap.max_recv_wr, std::strerror(errno));
+                return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+            }
+            impl->qp.reset(qp);
+            qp->qp_context = impl.get();
+            impl->max_inline = qa.cap.max_inline_data;
+            impl->sq.init(impl.get(), qa.cap.max_send_wr, false);
+            impl->rq.init(impl.get(), qa.cap.max_recv_wr, true);
+            // Receives may be posted before the connection exists: INIT accepts them.
+            if (qp_reset_to_init(impl.get()) != 0) {
+                DAPL_TRC(trace::kError, "verbs", "QP %u to INIT: %s", qp->qp_num,
+                         std::strerror(errno));
+                return util::kInternal;
+            }
+        }
+        std::lock_guard lk(mu_);
+        eps_.insert(impl.get());
+        ep->impl = impl.release();
+        return DAT_SUCCESS;
+    })
+}
+
+void VerbsTransport::ep_destroy(util::Ep *ep) noexcept {
+    auto *impl = static_cast<EpImpl *>(ep->impl);
+    IdPtr id;
+    {
+        std::lock_guard lk(ep->mu);
+        impl->dead.store(true, std::memory_order_release);
+        qp_to_error(impl);
+        if (impl->id && ep->state == DAT_EP_STATE_CONNECTED) rdma_disconnect(impl->id.get());
+        id = std::move(impl->id);
+    }
+    // Outside ep->mu: destroying an id waits until its events are acknowledged, and the
+    // CM thread may be waiting for ep->mu with one of them (see on_cm_event).
+    id.reset();
+    impl->qp.reset();
+    std::lock_guard lk(mu_);
+    eps_.erase(impl);
+    try {
+        dead_eps_.emplace_back(impl);
+        dead_ep_objs_.push_back(ep);
+    } catch (...) {
+        // Out of memory while parking: leak rather than free memory a CQ may still name.
+    }
+}
+
+void VerbsTransport::ep_idle(util::Ep *ep, bool *recv_idle, bool *request_idle) noexcept {
+    auto *impl = static_cast<EpImpl *>(ep->impl);
+    *recv_idle = impl->rq.outstanding.load(std::memory_order_relaxed) <= 0;
+    *request_idle = impl->sq.outstanding.load(std::memory_order_relaxed) <= 0;
+}
+
+int VerbsTransport::qp_reset_to_init(EpImpl *impl) noexcept {
+    ibv_qp_attr qa{};
+    qa.qp_state = IBV_QPS_RESET;
+    if (impl->qp->state != IBV_QPS_RESET && ibv_modify_qp(impl->qp.get(), &qa, IBV_QP_STATE) != 0)
+        return -1;
+    qa = ibv_qp_attr{};
+    qa.qp_state = IBV_QPS_INIT;
+    qa.pkey_index = 0;
+    qa.port_num = dev_.port;
+    qa.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                         IBV_ACCESS_REMOTE_ATOMIC;
+    return ibv_modify_qp(impl->qp.get(), &qa,
+                         IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+int VerbsTransport::qp_to(EpImpl *impl, rdma_cm_id *id, ibv_qp_state state, int rd_atom) noexcept {
+    ibv_qp_attr qa{};
+    int mask = 0;
+    qa.qp_state = state;
+    if (rdma_init_qp_attr(id, &qa, &mask) != 0) return -1;
+    if (state == IBV_QPS_RTR && rd_atom >= 0)
+        qa.max_dest_rd_atomic = static_cast<std::uint8_t>(rd_atom);
+    if (state == IBV_QPS_RTS && rd_atom >= 0) qa.max_rd_atomic = static_cast<std::uint8_t>(rd_atom);
+    if (state == IBV_QPS_RTS) {
+        // Retry sends to a receiver without a posted buffer forever, as DAT expects a
+        // reliable connection to wait for the consumer's receive.
+        qa.rnr_retry = 7;
+        mask |= IBV_QP_RNR_RETRY;
+    }
+    return ibv_modify_qp(impl->qp.get(), &qa, mask);
+}
+
+// --- The CM / async thread --------------------------------------------------------------
+
+void VerbsTransport::cm_thread() noexcept {
+    pollfd fds[3] = {
+        {ch_->fd, POLLIN, 0}, {dev_.ctx->async_fd, POLLIN, 0}, {stop_.get(), POLLIN, 0}};
+    for (;;) {
+        if (::poll(fds, 3, -1) < 0) {
+            if (errno == EINTR) continue;
+            DAPL_TRC(trace::kError, "verbs", "CM thread poll: %s", std::strerror(errno));
+            return;
+        }
+        if (fds[2].revents != 0) return;
+        if (fds[0].revents != 0) {
+            rdma_cm_event *ev = nullptr;
+            while (rdma_get_cm_event(ch_.get(), &ev) == 0) on_cm_event(ev);
+        }
+        if (fds[1].revents != 0) on_async_event();
+    }
+}
+
+void VerbsTransport::on_async_event() noexcept {
+    ibv_async_event ae{};
+    while (ibv_get_async_event(dev_.ctx, &ae) == 0) {
+        DAPL_TRC(trace::kInfo, "verbs", "async event %s", ibv_event_type_str(ae.event_type));
+        switch (ae.event_type) {
+            case IBV_EVENT_QP_FATAL:
+            case IBV_EVENT_QP_REQ_ERR:
+            case IBV_EVENT_QP_ACCESS_ERR: {
+                // The device's async fd is shared by every IA of the process on it: the
+                // object names its own IA.
+                auto *impl = static_cast<EpImpl *>(ae.element.qp->qp_context);
+                if (impl != nullptr && !impl->dead.load()) {
+                    util::post_async(impl->ep->ia, DAT_ASYNC_ERROR_EP_BROKEN, impl->ep);
+                    impl->tr->break_connection(impl);
+                }
+                break;
+            }
+            case IBV_EVENT_CQ_ERR: {
+                auto *evd = static_cast<util::Evd *>(ae.element.cq->cq_context);
+                if (evd != nullptr) util::post_async(evd->ia, DAT_ASYNC_ERROR_EVD_OVERFLOW, evd);
+                break;
+            }
+            case IBV_EVENT_DEVICE_FATAL:
+                util::post_async(ia_, DAT_ASYNC_ERROR_IA_CATASTROPHIC, ia_);
+                break;
+            default:
+                break;  // port and path changes, COMM_EST, LAST_WQE: nothing the consumer must see
+        }
+        ibv_ack_async_event(&ae);
+    }
+}
+
+void VerbsTransport::qp_to_error(EpImpl *impl) noexcept {
+    if (!impl->qp) return;
+    ibv_qp_attr qa{};
+    qa.qp_state = IBV_QPS_ERR;
+    ibv_modify_qp(impl->qp.get(), &qa, IBV_QP_STATE);
+}
+
+}  // namespace opendat::verbs

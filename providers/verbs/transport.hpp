@@ -1,0 +1,118 @@
+// The verbs implementation of util::Transport: one per IA.
+//
+// It owns the IA's rdma_cm event channel and one thread that handles, in order, the
+// connection-management events of every id of the IA and the device's asynchronous
+// events. The data path (post_*) runs in the caller's thread straight into the queue
+// pair; completions are polled by the CQ-backed EVDs (cq_evd.*), not by this thread.
+#pragma once
+
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "util/objects.hpp"
+#include "verbs/device.hpp"
+#include "verbs/ep_impl.hpp"
+
+namespace opendat::verbs {
+
+// Private data travels behind a 4-byte header of ours carrying its exact length (IB CM
+// pads every message's private data to a fixed size). The consumer's limits are the
+// RDMA_PS_TCP sizes (REQ 56, REP 196, REJ 148) less the header; DAT_PROVIDER_ATTR
+// reports the smallest, the connect limit.
+constexpr int kPdataHdr = 4;
+constexpr int kPdataConnect = 56 - kPdataHdr;
+constexpr int kPdataAccept = 196 - kPdataHdr;
+constexpr int kPdataReject = 148 - kPdataHdr;
+
+class VerbsTransport final : public util::Transport {
+  public:
+    explicit VerbsTransport(util::Ia *ia) : ia_(ia) {}
+    ~VerbsTransport() override;
+    // Everything that can fail: the device, the event channel, the CM thread.
+    DAT_RETURN open(const util::ProviderInstance *inst) noexcept;
+
+    const util::Limits &limits() const noexcept override { return limits_; }
+    const sockaddr *address() const noexcept override {
+        return reinterpret_cast<const sockaddr *>(&dev_.addr);
+    }
+
+    DAT_RETURN ep_create(util::Ep *ep) noexcept override;
+    void ep_destroy(util::Ep *ep) noexcept override;
+    DAT_RETURN ep_connect(util::Ep *ep, const sockaddr *remote, DAT_CONN_QUAL qual,
+                          DAT_TIMEOUT timeout_us, DAT_COUNT pdata_len,
+                          const void *pdata) noexcept override;
+    DAT_RETURN ep_disconnect(util::Ep *ep, DAT_CLOSE_FLAGS flags) noexcept override;
+    DAT_RETURN ep_post_send(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                            DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept override;
+    DAT_RETURN ep_post_recv(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                            DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept override;
+    DAT_RETURN ep_post_rdma_write(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                  DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                  DAT_COMPLETION_FLAGS flags) noexcept override;
+    DAT_RETURN ep_post_rdma_read(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                 DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                 DAT_COMPLETION_FLAGS flags) noexcept override;
+    void ep_idle(util::Ep *ep, bool *recv_idle, bool *request_idle) noexcept override;
+
+    DAT_RETURN sp_listen(util::Header *sp, DAT_CONN_QUAL qual) noexcept override;
+    void sp_close(util::Header *sp) noexcept override;
+    DAT_RETURN cr_accept(util::Cr *cr, util::Ep *ep, DAT_COUNT pdata_len,
+                         const void *pdata) noexcept override;
+    DAT_RETURN cr_reject(util::Cr *cr, DAT_COUNT pdata_len, const void *pdata) noexcept override;
+    void cr_destroy(util::Cr *cr) noexcept override;
+
+    const Device &device() const noexcept { return dev_; }
+    bool mw_supported() const noexcept {
+        return (dev_.attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW) != 0;
+    }
+
+    // QP state changes shared by the connection paths (cm.cpp).
+    // RTR/RTS from rdma_init_qp_attr; `rd_atom` (if non-negative) overrides the read
+    // depth (RTR: responder resources, RTS: initiator depth) with what was negotiated.
+    int qp_to(EpImpl *impl, rdma_cm_id *id, ibv_qp_state state, int rd_atom = -1) noexcept;
+    // Flushes every posted work request (their completions carry DAT_DTO_ERR_FLUSHED).
+    static void qp_to_error(EpImpl *impl) noexcept;
+    // A work request failed (not flushed), or the QP reported an async error: an RC
+    // connection does not survive that. Breaks it: QP to ERR, DREQ to the peer,
+    // DAT_CONNECTION_EVENT_BROKEN here. Any thread; takes ep->mu.
+    void break_connection(EpImpl *impl) noexcept;
+    // dat_ep_reset: a disconnected EP's queue pair back to INIT, so receives posted from
+    // now on wait for the next connection instead of being flushed.
+    void ep_reset_qp(util::Ep *ep) noexcept;
+    int qp_reset_to_init(EpImpl *impl) noexcept;
+
+  private:
+    void cm_thread() noexcept;
+    struct CmEvent;
+    void on_cm_event(rdma_cm_event *ev) noexcept;
+    void on_connect_request(const CmEvent &ev) noexcept;
+    void on_ep_event(EpImpl *impl, const CmEvent &ev) noexcept;
+    void park(CrImpl *cr) noexcept;
+    void on_async_event() noexcept;
+
+    util::Ia *const ia_;
+    // Destruction order: ids (in the objects below and in dev_) before the channel.
+    ChannelPtr ch_;
+    Device dev_;
+    util::Limits limits_;
+    UniqueFd stop_;
+    std::thread thread_;
+
+    std::mutex mu_;  // the object sets below (control path only)
+    std::unordered_set<EpImpl *> eps_;
+    std::unordered_set<SpImpl *> sps_;
+    std::unordered_set<CrImpl *> crs_;
+    // Freed EPs: their slots may still be named by completions in a CQ, and the CM thread
+    // may still hold them; released with the transport.
+    std::vector<std::unique_ptr<EpImpl>> dead_eps_;
+    std::vector<util::Ep *> dead_ep_objs_;
+    std::vector<std::unique_ptr<SpImpl>> dead_sps_;
+    std::vector<std::unique_ptr<CrImpl>> dead_crs_;
+};
+
+DAT_RETURN make_transport(util::ProviderInstance *inst, util::Ia *ia,
+                          std::unique_ptr<util::Transport> *out);
+
+}  // namespace opendat::verbs
