@@ -5,7 +5,12 @@ install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/dat2"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}" COMPONENT dev
         FILES_MATCHING PATTERN "*.h")
 
-# pkg-config: `pkg-config --cflags --libs dat2`
+# pkg-config: `pkg-config --cflags --libs dat2`. Paths are relative to the .pc file itself
+# (${pcfiledir}), so `cmake --install --prefix P` or a moved tree still points at itself.
+file(RELATIVE_PATH OPENDAT_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
+file(RELATIVE_PATH OPENDAT_PC_LIBDIR "${CMAKE_INSTALL_PREFIX}" "${CMAKE_INSTALL_FULL_LIBDIR}")
+file(RELATIVE_PATH OPENDAT_PC_INCLUDEDIR "${CMAKE_INSTALL_PREFIX}" "${CMAKE_INSTALL_FULL_INCLUDEDIR}")
+string(REGEX REPLACE "/$" "" OPENDAT_PC_TO_PREFIX "${OPENDAT_PC_TO_PREFIX}")
 configure_file("${PROJECT_SOURCE_DIR}/cmake/dat2.pc.in" "${CMAKE_BINARY_DIR}/dat2.pc" @ONLY)
 install(FILES "${CMAKE_BINARY_DIR}/dat2.pc"
         DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig" COMPONENT dev)

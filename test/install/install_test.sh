@@ -39,4 +39,75 @@ done
 trace=$(LD_LIBRARY_PATH="$libdir" DAT_TRACE_LEVEL=3 "$scratch/consumer_pc" 2>&1 >/dev/null)
 echo "$trace" | grep -q "using config file $conf (installed (relocated))" ||
   { echo "FAIL: the installed libdat2 did not choose $conf:"; echo "$trace"; exit 1; }
+
+# datinfo from the prefix, no DAT_OVERRIDE and no LD_LIBRARY_PATH: its RUNPATH finds the
+# installed libdat2, which finds the installed dat.conf, which names the installed tcp
+# provider; the IA opens.
+out=$(env -u DAT_OVERRIDE -u LD_LIBRARY_PATH "$prefix/bin/datinfo" -P ofa-v2-tcp-lo) ||
+  { echo "$out"; echo "FAIL: installed datinfo -P ofa-v2-tcp-lo"; exit 1; }
+echo "$out"
+for want in "file: $conf" "reason: installed (relocated)" "status: ok" \
+            "library: $libdir/opendat/libopendat-tcp.so" "vendor_extension: 1.0"; do
+  echo "$out" | grep -qF "$want" || { echo "FAIL: installed datinfo: no '$want'"; exit 1; }
+done
+out=$(env -u DAT_OVERRIDE -u LD_LIBRARY_PATH "$prefix/bin/datinfo")
+tcp_entries=$(grep -c 'libopendat-tcp.so' "$conf")
+opened=$(echo "$out" | grep -c 'status: ok' || true)
+[ "$opened" -ge "$tcp_entries" ] ||
+  { echo "$out"; echo "FAIL: installed datinfo opened $opened entries, dat.conf has $tcp_entries tcp entries"; exit 1; }
+
+# The installed sample sources build on their own with find_package(DAT2) (the samples and
+# the example provider); further down, with the pkg-config one-liner of each sample's header.
+samples="$prefix/share/doc/opendat/samples"
+cmake -S "$samples" -B "$scratch/samples-build" -DCMAKE_PREFIX_PATH="$prefix" >"$scratch/samples.log"
+cmake --build "$scratch/samples-build" >>"$scratch/samples.log" ||
+  { cat "$scratch/samples.log"; echo "FAIL: building the installed samples with find_package(DAT2)"; exit 1; }
+# Server + client of an installed-and-built sample, with the installed dat.conf.
+wait_listening() {  # port: until some socket listens on it (no connection is made)
+  local hex; hex=$(printf ':%04X' "$1")
+  for _ in $(seq 200); do
+    awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p {f = 1} END {exit !f}' \
+      /proc/net/tcp /proc/net/tcp6 && return 0
+    sleep 0.05
+  done
+  return 1
+}
+run_pair() {  # exe client-args...
+  local exe="$1"; shift
+  local port; port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  env -u DAT_OVERRIDE LD_LIBRARY_PATH="$libdir" timeout 60 "$exe" -p "$port" >"$scratch/server.out" 2>&1 &
+  local server=$!
+  wait_listening "$port" || { cat "$scratch/server.out"; echo "FAIL: $exe server does not listen"; exit 1; }
+  env -u DAT_OVERRIDE LD_LIBRARY_PATH="$libdir" timeout 60 "$exe" -h 127.0.0.1 -p "$port" "$@" \
+    >"$scratch/client.out" 2>&1 || { cat "$scratch/client.out" "$scratch/server.out"; echo "FAIL: $exe client"; exit 1; }
+  wait "$server" || { cat "$scratch/server.out"; echo "FAIL: $exe server"; exit 1; }
+  cat "$scratch/server.out" "$scratch/client.out"
+}
+run_pair "$scratch/samples-build/pingpong" -n 100
+grep -q "100 round trips of 64 bytes" "$scratch/client.out" || { echo "FAIL: pingpong output"; exit 1; }
+
+# The example provider built out of tree, loaded by the installed datinfo.
+printf 'example u2.0 nonthreadsafe default %s example.1.0 "installed-example" ""\n' \
+  "$scratch/samples-build/example_provider/libopendat-example.so" >"$scratch/example.conf"
+out=$(DAT_OVERRIDE="$scratch/example.conf" "$prefix/bin/datinfo" -P example) ||
+  { echo "$out"; echo "FAIL: datinfo -P example"; exit 1; }
+echo "$out" | grep -q "adapter_name: installed-example" || { echo "$out"; echo "FAIL: example provider"; exit 1; }
+
+# pkg-config must describe this prefix, not the one configured: otherwise the one-liners
+# silently build against whatever is installed there (on Debian: libdapl-dev's headers and
+# DAPL's libdat2.so), and programs using OpenDAT's additions (<dat2/dat_trace.h>) fail.
+pc_includedir=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --variable=includedir dat2)
+[ "$(realpath -m "$pc_includedir")" = "$(realpath "$prefix/include")" ] || {
+  echo "FAIL: $libdir/pkgconfig/dat2.pc says includedir=$pc_includedir, not $prefix/include:"
+  echo "      dat2.pc keeps the configure-time prefix (cmake/dat2.pc.in) after cmake --install --prefix"
+  exit 1; }
+mkdir -p "$scratch/samples-pc"
+for s in registry_demo rdma_rw add_ints pingpong trace_tuning delayed_ack; do
+  cc -std=c11 -Wall -Wextra -Werror -o "$scratch/samples-pc/$s" "$samples/$s.c" \
+    $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs dat2) ||
+    { echo "FAIL: building $s with pkg-config"; exit 1; }
+done
+
+run_pair "$scratch/samples-pc/add_ints" -a 40 -b 2
+grep -q "client: 40 + 2 = 42 (correct)" "$scratch/client.out" || { echo "FAIL: add_ints output"; exit 1; }
 echo "install test passed"
