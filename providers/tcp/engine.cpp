@@ -1,6 +1,7 @@
 #include "tcp/engine.hpp"
 
 #include <sys/epoll.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -13,6 +14,8 @@ namespace opendat::tcp {
 namespace {
 constexpr int kTickMs = 50;
 constexpr int kBatch = 64;
+// While consumers poll, the thread looks again this often whether they still do.
+constexpr int kBackoffMs = 1;
 }  // namespace
 
 Engine::Engine() {
@@ -111,6 +114,9 @@ void Engine::dispatch(epoll_event *events, int n, bool progress_thread) noexcept
 }
 
 void Engine::poll_inline() noexcept {
+    // Not a read-modify-write: concurrent pollers may lose a count, the value still moves.
+    inline_polls_.store(inline_polls_.load(std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
     std::unique_lock dlk(dispatch_mu_, std::try_to_lock);
     if (!dlk.owns_lock()) return;
     epoll_event events[kBatch];
@@ -132,25 +138,46 @@ void Engine::run() noexcept {
             parked_.clear();
             ticking = !ticking_.empty();
         }
+        std::uint64_t polls = inline_polls_.load(std::memory_order_relaxed);
+        if (polls != seen_polls_) {
+            // A consumer is polling and making progress itself. Were this thread in
+            // epoll_wait too, every arrival would wake it as well: a context switch and a
+            // contended lock per message, and on a small machine a core taken from the
+            // poller. Sleep on the wakeup eventfd only, and look again shortly; once the
+            // count stops moving, the thread takes over again.
+            seen_polls_ = polls;
+            pollfd p{evfd_, POLLIN, 0};
+            if (poll(&p, 1, kBackoffMs) == 1) {
+                std::uint64_t v;
+                [[maybe_unused]] ssize_t r = read(evfd_, &v, sizeof v);
+            }
+            if (ticking) run_ticks(ticks);
+            continue;
+        }
         int n = epoll_wait(epfd_, events, kBatch, ticking ? kTickMs : -1);
         if (n < 0 && errno != EINTR) {
             DAPL_TRC(trace::kError, "engine", "epoll_wait failed: errno %d", errno);
             break;
         }
-        std::unique_lock dlk(dispatch_mu_);
-        dispatch(events, n, true);
-        dlk.unlock();
-        if (ticking) {
-            {
-                std::lock_guard lk(mu_);
-                ticks.assign(ticking_.begin(), ticking_.end());
-            }
-            auto now = std::chrono::steady_clock::now();
-            // A ticking object is only parked by retire(), which also un-ticks it, and
-            // parked objects are deleted only at the top of the loop: safe to call.
-            for (Pollable *p : ticks) p->on_tick(now);
+        if (n > 0) {
+            std::unique_lock dlk(dispatch_mu_);
+            dispatch(events, n, true);
         }
+        if (ticking) run_ticks(ticks);
     }
+}
+
+void Engine::run_ticks(std::vector<Pollable *> &ticks) noexcept {
+    try {
+        std::lock_guard lk(mu_);
+        ticks.assign(ticking_.begin(), ticking_.end());
+    } catch (...) {
+        return;
+    }
+    auto now = std::chrono::steady_clock::now();
+    // A ticking object is only parked by retire(), which also un-ticks it, and parked
+    // objects are deleted only at the top of the loop: safe to call.
+    for (Pollable *p : ticks) p->on_tick(now);
 }
 
 }  // namespace opendat::tcp

@@ -43,11 +43,13 @@ class Engine {
     void retire(Pollable *p) noexcept;
     void want_ticks(Pollable *p, bool on) noexcept;
     // Dispatches ready events on the calling thread without waiting; skipped when the
-    // progress thread is dispatching (it will handle them).
+    // progress thread is dispatching (it will handle them). While a consumer keeps doing
+    // this, the progress thread stays out of epoll_wait (see run()).
     void poll_inline() noexcept;
 
   private:
     void run() noexcept;
+    void run_ticks(std::vector<Pollable *> &ticks) noexcept;
     void dispatch(epoll_event *events, int n, bool progress_thread) noexcept;
     void wake() noexcept;
 
@@ -55,6 +57,11 @@ class Engine {
     int evfd_ = -1;
     bool ok_ = false;
     std::atomic<bool> stop_{false};
+    // Bumped by every poll_inline(). The progress thread compares it with what it saw last:
+    // while it moves, a consumer drives progress and the thread must not compete with it
+    // for the same events. (A counter, not a timestamp: no clock read per poll.)
+    std::atomic<std::uint64_t> inline_polls_{0};
+    std::uint64_t seen_polls_ = 0;  // progress thread only
     std::mutex mu_;
     // Held while events are dispatched and while parked objects are deleted, so an inline
     // poller never dispatches to an object being freed.

@@ -108,42 +108,26 @@ std::uint16_t get_port(const sockaddr_storage &ss) noexcept {
     return ntohs(reinterpret_cast<const sockaddr_in *>(&ss)->sin_port);
 }
 
-namespace {
-// Dead-peer detection, read once from the environment:
-//   DAT_TCP_KEEPALIVE = "<idle s>,<interval s>,<probes>" (default 10,2,5; "0" = off)
-//   DAT_TCP_USER_TIMEOUT_MS = unacknowledged-data timeout (default 0 = kernel default)
-struct DeadPeerPolicy {
-    int idle = 10, interval = 2, probes = 5;
-    bool keepalive = true;
-    int user_timeout_ms = 0;
-};
-
-const DeadPeerPolicy &dead_peer_policy() noexcept {
-    static const DeadPeerPolicy p = [] {
-        DeadPeerPolicy d;
-        if (const char *v = std::getenv("DAT_TCP_KEEPALIVE")) {
-            int a = 0, b = 0, c = 0;
-            int n = std::sscanf(v, "%d,%d,%d", &a, &b, &c);
-            if (n >= 1 && a <= 0) {
-                d.keepalive = false;
-            } else if (n == 3 && a > 0 && b > 0 && c > 0) {
-                d.idle = a;
-                d.interval = b;
-                d.probes = c;
-            }
+DeadPeerPolicy dead_peer_policy_from_env() noexcept {
+    DeadPeerPolicy d;
+    if (const char *v = std::getenv("DAT_TCP_KEEPALIVE")) {
+        int a = 0, b = 0, c = 0;
+        int n = std::sscanf(v, "%d,%d,%d", &a, &b, &c);
+        if (n >= 1 && a <= 0) {
+            d.keepalive = false;
+        } else if (n == 3 && a > 0 && b > 0 && c > 0) {
+            d.idle = a;
+            d.interval = b;
+            d.probes = c;
         }
-        if (const char *v = std::getenv("DAT_TCP_USER_TIMEOUT_MS"))
-            d.user_timeout_ms = std::atoi(v);
-        return d;
-    }();
-    return p;
+    }
+    if (const char *v = std::getenv("DAT_TCP_USER_TIMEOUT_MS")) d.user_timeout_ms = std::atoi(v);
+    return d;
 }
-}  // namespace
 
-void tune_socket(int fd) noexcept {
+void tune_socket(int fd, const DeadPeerPolicy &p) noexcept {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    const DeadPeerPolicy &p = dead_peer_policy();
     if (p.keepalive) {
         setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
         setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &p.idle, sizeof p.idle);

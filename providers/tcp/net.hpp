@@ -37,10 +37,24 @@ class Fd {
     int fd_ = -1;
 };
 
+// Dead-peer detection for every connection of an IA, read from the environment when the
+// IA is opened:
+//   DAT_TCP_KEEPALIVE = "<idle s>,<interval s>,<probes>" (default 10,2,5; "0" = off)
+//   DAT_TCP_USER_TIMEOUT_MS = how long sent data may stay unacknowledged (default 0 =
+//   the kernel's default)
+// Either way a dead peer ends the connection as DAT_CONNECTION_EVENT_BROKEN.
+struct DeadPeerPolicy {
+    int idle = 10, interval = 2, probes = 5;
+    bool keepalive = true;
+    int user_timeout_ms = 0;
+};
+DeadPeerPolicy dead_peer_policy_from_env() noexcept;
+
 struct IaParams {
     sockaddr_storage addr{};  // port field 0
     socklen_t addr_len = 0;
     std::uint16_t port_base = 0;
+    DeadPeerPolicy dead_peer;
 };
 
 // ia_params = "<netdev | IPv4 | IPv6 | hostname> [<port base>]". The port base is added to
@@ -55,7 +69,7 @@ socklen_t sockaddr_len(const sockaddr *sa) noexcept;
 void set_port(sockaddr_storage *ss, std::uint16_t port) noexcept;
 std::uint16_t get_port(const sockaddr_storage &ss) noexcept;
 // Non-blocking, close-on-exec, TCP_NODELAY; keepalive so a dead peer is noticed.
-void tune_socket(int fd) noexcept;
+void tune_socket(int fd, const DeadPeerPolicy &policy) noexcept;
 const char *addr_str(const sockaddr *sa, char *buf, std::size_t len) noexcept;
 
 }  // namespace opendat::tcp

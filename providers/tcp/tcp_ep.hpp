@@ -96,6 +96,9 @@ class TcpEp final : public Pollable {
 
     // Receive side (tcp_ep_rx.cpp).
     void rx_progress() noexcept;
+    void rx_place(std::size_t len) noexcept;
+    void rx_advance_iov(std::size_t got) noexcept;
+    std::size_t staged() const noexcept { return stage_len_ - stage_pos_; }
     Step rx_dispatch() noexcept;
     Step rx_payload_done() noexcept;
     Step on_send_frame() noexcept;
@@ -166,7 +169,10 @@ class TcpEp final : public Pollable {
 
     unsigned char pdata_out_[util::kMaxPrivateData]{};
     unsigned char pdata_in_[util::kMaxPrivateData]{};
-    unsigned char scratch_[4096]{};
+    // Receive staging (see rx_progress): bytes read ahead of the frame being parsed.
+    static constexpr std::size_t kStage = 8192;
+    std::size_t stage_pos_ = 0, stage_len_ = 0;
+    unsigned char stage_[kStage];
 };
 
 }  // namespace opendat::tcp

@@ -81,6 +81,7 @@ DAT_RETURN TcpEp::connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOU
     queue_ctrl(make_header(kConnReq, static_cast<std::uint32_t>(pdata_len)), pdata_out_);
     rx_ = Rx::Header;
     rx_got_ = 0;
+    stage_pos_ = stage_len_ = 0;
     rx_blocked_ = false;
     discard_all_ = false;
     close_after_ctrl_ = false;
@@ -106,7 +107,7 @@ DAT_RETURN TcpEp::connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOU
 DAT_RETURN TcpEp::start_attempt() noexcept {
     Fd fd(socket(dst_.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd) return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
-    tune_socket(fd.get());
+    tune_socket(fd.get(), tr_->params().dead_peer);
     // Leave from the IA's own address when the families match, so the connection uses the
     // interface the IA names.
     const sockaddr *local = tr_->address();
@@ -180,6 +181,7 @@ DAT_RETURN TcpEp::accept(Fd fd, const sockaddr_storage &peer, DAT_COUNT pdata_le
     phase_ = Phase::Connected;
     rx_ = Rx::Header;
     rx_got_ = 0;
+    stage_pos_ = stage_len_ = 0;
     rx_blocked_ = false;
     discard_all_ = false;
     close_after_ctrl_ = false;
@@ -279,6 +281,7 @@ void TcpEp::teardown(DAT_EVENT_NUMBER event, bool post_events, DAT_COUNT pdata_l
     tx_off_ = 0;
     rx_ = Rx::Header;
     rx_got_ = 0;
+    stage_pos_ = stage_len_ = 0;
     rx_blocked_ = false;
     phase_ = Phase::Closed;
     if (post_events) util::ep_connection_ended(ep, event, pdata_len, pdata);

@@ -26,23 +26,65 @@ void TcpEp::start_payload(RxDone done, std::uint64_t len) noexcept {
     rx_ = Rx::Payload;
 }
 
+// Copies staged bytes into the current payload's iovecs and moves past them.
+void TcpEp::rx_place(std::size_t len) noexcept {
+    const unsigned char *from = stage_ + stage_pos_;
+    stage_pos_ += len;
+    rx_left_ -= len;
+    while (len > 0) {
+        iovec &v = rx_iov_[rx_iov_idx_];
+        std::size_t take = len < v.iov_len ? len : v.iov_len;
+        std::memcpy(v.iov_base, from, take);
+        rx_advance_iov(take);
+        from += take;
+        len -= take;
+    }
+}
+
+void TcpEp::rx_advance_iov(std::size_t got) noexcept {
+    while (got > 0) {
+        iovec &v = rx_iov_[rx_iov_idx_];
+        std::size_t take = got < v.iov_len ? got : v.iov_len;
+        v.iov_base = static_cast<char *>(v.iov_base) + take;
+        v.iov_len -= take;
+        got -= take;
+        if (v.iov_len == 0) ++rx_iov_idx_;
+    }
+}
+
+// Reads the socket. Small frames are coalesced: one recv() into the staging buffer brings
+// in several headers and small payloads, which are copied out (cheaper than a syscall
+// each). A payload larger than what is staged is read straight into its destination. A
+// recv() that comes back short means the socket is drained, so the loop stops without
+// the extra recv() that would only say EAGAIN (epoll is level-triggered: more data brings
+// us back).
 void TcpEp::rx_progress() noexcept {
     std::uint64_t budget = kRxBudget;
-    while (fd_ && !rx_blocked_ && budget > 0) {
+    bool drained = false;
+    // Staged bytes are always processed: the socket may hold nothing more to wake us.
+    while (fd_ && !rx_blocked_ && (budget > 0 || staged() > 0)) {
         ssize_t n = 0;
+        bool direct = false;
+        std::size_t asked = 0;
         switch (rx_) {
-            case Rx::Header:
-                n = recv(fd_.get(), reinterpret_cast<char *>(&rx_hdr_) + rx_got_,
-                         sizeof rx_hdr_ - rx_got_, MSG_DONTWAIT);
-                if (n > 0) {
-                    rx_got_ += static_cast<std::size_t>(n);
-                    if (rx_got_ == sizeof rx_hdr_) {
-                        rx_got_ = 0;
-                        rx_ = discard_all_ ? Rx::Discard : Rx::Dispatch;
-                        if (discard_all_) rx_left_ = rx_hdr_.length;
-                    }
+            case Rx::Header: {
+                if (staged() == 0) {
+                    if (drained) return;
+                    break;  // refill below
                 }
-                break;
+                std::size_t take = sizeof rx_hdr_ - rx_got_;
+                if (take > staged()) take = staged();
+                std::memcpy(reinterpret_cast<char *>(&rx_hdr_) + rx_got_, stage_ + stage_pos_,
+                            take);
+                stage_pos_ += take;
+                rx_got_ += take;
+                if (rx_got_ == sizeof rx_hdr_) {
+                    rx_got_ = 0;
+                    rx_ = discard_all_ ? Rx::Discard : Rx::Dispatch;
+                    if (discard_all_) rx_left_ = rx_hdr_.length;
+                }
+                continue;
+            }
             case Rx::Dispatch: {
                 Step s = rx_dispatch();
                 if (s == Step::Failed) return;
@@ -57,36 +99,51 @@ void TcpEp::rx_progress() noexcept {
                     if (rx_payload_done() == Step::Failed) return;
                     continue;
                 }
+                if (staged() > 0) {
+                    rx_place(rx_left_ < staged() ? static_cast<std::size_t>(rx_left_) : staged());
+                    continue;
+                }
+                if (drained) return;
+                if (rx_left_ < kStage) break;  // small remainder: stage it with what follows
+                // Large: straight into the destination, never past this frame.
+                direct = true;
+                for (int i = rx_iov_idx_; i < rx_niov_; ++i) asked += rx_iov_[i].iov_len;
                 n = readv(fd_.get(), rx_iov_ + rx_iov_idx_, rx_niov_ - rx_iov_idx_);
                 if (n > 0) {
                     std::size_t got = static_cast<std::size_t>(n);
                     rx_left_ -= got;
                     budget = budget > got ? budget - got : 0;
-                    while (got > 0) {
-                        iovec &v = rx_iov_[rx_iov_idx_];
-                        std::size_t take = got < v.iov_len ? got : v.iov_len;
-                        v.iov_base = static_cast<char *>(v.iov_base) + take;
-                        v.iov_len -= take;
-                        got -= take;
-                        if (v.iov_len == 0) ++rx_iov_idx_;
-                    }
+                    rx_advance_iov(got);
+                    drained = got < asked;
                     if (rx_left_ == 0 && rx_payload_done() == Step::Failed) return;
                 }
                 break;
             }
             case Rx::Discard: {
-                std::size_t want = rx_left_ < sizeof scratch_ ? static_cast<std::size_t>(rx_left_)
-                                                              : sizeof scratch_;
-                if (want == 0) {
+                if (rx_left_ == 0) {
                     rx_ = Rx::Header;
                     continue;
                 }
-                n = recv(fd_.get(), scratch_, want, MSG_DONTWAIT);
-                if (n > 0) {
-                    rx_left_ -= static_cast<std::uint64_t>(n);
-                    if (rx_left_ == 0) rx_ = Rx::Header;
+                if (staged() > 0) {
+                    std::size_t take =
+                        rx_left_ < staged() ? static_cast<std::size_t>(rx_left_) : staged();
+                    stage_pos_ += take;
+                    rx_left_ -= take;
+                    continue;
                 }
-                break;
+                if (drained) return;
+                break;  // refill below
+            }
+        }
+        if (!direct) {
+            // The staging buffer is empty here: refill it.
+            stage_pos_ = stage_len_ = 0;
+            n = recv(fd_.get(), stage_, kStage, MSG_DONTWAIT);
+            if (n > 0) {
+                stage_len_ = static_cast<std::size_t>(n);
+                budget = budget > stage_len_ ? budget - stage_len_ : 0;
+                drained = stage_len_ < kStage;
+                continue;
             }
         }
         if (n == 0) {

@@ -146,7 +146,7 @@ class Listener final : public Pollable {
                 return;  // EAGAIN, or out of descriptors: try again on the next event
             }
             Fd fd(c);
-            tune_socket(c);
+            tune_socket(c, tr_->params().dead_peer);
             auto *pc = new (std::nothrow) PendingConn(tr_, sp, std::move(fd), peer);
             if (pc == nullptr) continue;
             try {
@@ -376,6 +376,7 @@ DAT_RETURN make_transport(util::ProviderInstance *inst, util::Ia *ia,
                  inst->params.c_str());
         return rc;
     }
+    params.dead_peer = dead_peer_policy_from_env();
     auto t = std::make_unique<TcpTransport>(ia, params);
     if (!t->ok()) return util::err(DAT_INSUFFICIENT_RESOURCES);
     char buf[80];

@@ -30,13 +30,13 @@ const char *attr_value(const DAT_PROVIDER_ATTR &pa, const char *name) {
     return nullptr;
 }
 
-// Raw TCP connection to the provider's listening port (port base 0: port = qualifier).
+// Raw TCP connection to this process's listening port (port base 0: port = qualifier).
 int raw_connect(DAT_CONN_QUAL qual) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in sin{};
     sin.sin_family = AF_INET;
     sin.sin_port = htons(static_cast<std::uint16_t>(qual));
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sin.sin_addr = own_address();
     if (::connect(fd, reinterpret_cast<sockaddr *>(&sin), sizeof sin) != 0) {
         close(fd);
         return -1;
@@ -88,7 +88,7 @@ TEST(TcpProvider, AttributesAndEmptyQueues) {
     auto &pa = *reinterpret_cast<DAT_PROVIDER_ATTR *>(pa_storage);
     ASSERT_EQ(dat_ia_query(n.ia, nullptr, DAT_IA_FIELD_ALL, &ia_attr, DAT_PROVIDER_FIELD_ALL, &pa),
               DAT_SUCCESS);
-    EXPECT_STREQ(pa.provider_name, kIa);
+    EXPECT_STREQ(pa.provider_name, topology().ia.c_str());
     EXPECT_EQ(pa.dapl_version_major, 2u);
     EXPECT_EQ(pa.dapl_version_minor, 0u);
     EXPECT_EQ(pa.is_thread_safe, DAT_FALSE);
@@ -515,7 +515,7 @@ TEST(TcpProvider, RejectCarriesPrivateData) {
         CHILD_CHECK(ch.recv(&qual));
         sockaddr_in sin{};
         sin.sin_family = AF_INET;
-        sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        sin.sin_addr = peer_address();
         CHILD_CHECK(dat_ep_connect(c.ep, reinterpret_cast<sockaddr *>(&sin), qual, kWait, 0,
                                    nullptr, DAT_QOS_BEST_EFFORT,
                                    DAT_CONNECT_DEFAULT_FLAG) == DAT_SUCCESS);
@@ -824,7 +824,7 @@ TEST(TcpProvider, ConnectTimesOut) {
     int l = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in sin{};
     sin.sin_family = AF_INET;
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sin.sin_addr = own_address();
     ASSERT_EQ(bind(l, reinterpret_cast<sockaddr *>(&sin), sizeof sin), 0);
     ASSERT_EQ(::listen(l, 4), 0);
     socklen_t len = sizeof sin;
@@ -1097,5 +1097,93 @@ TEST(TcpProvider, LocalProtectionErrorBreaksConnection) {
     DAT_EVENT ev;
     ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
     EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
+    EXPECT_EQ(reap(pid), 0);
+}
+
+// The receive path coalesces small frames (one recv() brings in several, staged and copied
+// out) and reads large payloads straight into place. A burst of small sends of every length,
+// with an RDMA write larger than the staging buffer in the middle, arrives while only one
+// receive is posted: the provider stops at the second message, keeps what it has staged,
+// and resumes as receives are posted. Every message lands whole, in order, and the write
+// is placed exactly.
+TEST(TcpProvider, BurstOfSmallSendsAroundLargeWrite) {
+    constexpr int kMsgs = 200;
+    constexpr std::size_t kWrite = 3 * 8192 + 123;  // several staging buffers' worth
+    auto pattern = [](int msg, std::size_t i) { return static_cast<unsigned char>(msg * 31 + i); };
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node c;
+        Buffer src;
+        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+        CHILD_CHECK(c.reg(&src, kMsgs * 512 + kWrite) == DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        DAT_RMR_TRIPLET target;
+        CHILD_CHECK(ch.recv(&qual) && ch.recv(&target));
+        DAT_EVENT_NUMBER outcome;
+        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
+                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        const std::size_t wr_off = kMsgs * 512;
+        for (std::size_t i = 0; i < kWrite; ++i) src.mem[wr_off + i] = pattern(7777, i);
+        DAT_DTO_COOKIE ck;
+        for (int m = 0; m < kMsgs; ++m) {
+            // Lengths 0..299 and back: headers straddle the staging boundary at every offset.
+            std::size_t len = static_cast<std::size_t>((m * 37) % 300);
+            for (std::size_t i = 0; i < len; ++i) src.mem[m * 512 + i] = pattern(m, i);
+            DAT_LMR_TRIPLET iov = src.iov(static_cast<std::size_t>(m) * 512, len);
+            ck.as_64 = static_cast<DAT_UINT64>(m);
+            CHILD_CHECK(dat_ep_post_send(c.ep, 1, &iov, ck, DAT_COMPLETION_SUPPRESS_FLAG) ==
+                        DAT_SUCCESS);
+            if (m == kMsgs / 2) {
+                DAT_LMR_TRIPLET wiov = src.iov(wr_off, kWrite);
+                ck.as_64 = 9999;
+                CHILD_CHECK(dat_ep_post_rdma_write(c.ep, 1, &wiov, ck, &target,
+                                                   DAT_COMPLETION_SUPPRESS_FLAG) == DAT_SUCCESS);
+            }
+        }
+        int done = 0;
+        CHILD_CHECK(ch.recv(&done, 30000));
+        return 0;
+    });
+    ch.parent_side();
+    Node s;
+    Buffer rb, region;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&rb, kMsgs * 512), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&region, kWrite + 64), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    DAT_RMR_TRIPLET t = region.rmr(0, kWrite);
+    ASSERT_TRUE(ch.send(qual) && ch.send(t));
+    auto post = [&](int m) {
+        DAT_LMR_TRIPLET iov = rb.iov(static_cast<std::size_t>(m) * 512, 512);
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = static_cast<DAT_UINT64>(m);
+        return dat_ep_post_recv(s.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG);
+    };
+    ASSERT_EQ(post(0), DAT_SUCCESS);
+    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
+    // Let the whole burst pile up behind the single posted receive.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    for (int m = 0; m < kMsgs; ++m) {
+        DAT_EVENT ev;
+        ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS) << "message " << m;
+        const auto &d = ev.event_data.dto_completion_event_data;
+        ASSERT_EQ(d.status, DAT_DTO_SUCCESS) << "message " << m;
+        ASSERT_EQ(d.user_cookie.as_64, static_cast<DAT_UINT64>(m));
+        std::size_t len = static_cast<std::size_t>((m * 37) % 300);
+        ASSERT_EQ(d.transfered_length, len) << "message " << m;
+        for (std::size_t i = 0; i < len; ++i)
+            ASSERT_EQ(rb.mem[static_cast<std::size_t>(m) * 512 + i], pattern(m, i))
+                << "message " << m << " byte " << i;
+        if (m + 1 < kMsgs) {
+            ASSERT_EQ(post(m + 1), DAT_SUCCESS);
+        }
+    }
+    // The write was placed before the sends that followed it were delivered.
+    for (std::size_t i = 0; i < kWrite; ++i) ASSERT_EQ(region.mem[i], pattern(7777, i)) << i;
+    for (std::size_t i = kWrite; i < region.mem.size(); ++i) ASSERT_EQ(region.mem[i], 0) << i;
+    ASSERT_TRUE(ch.send(1));
     EXPECT_EQ(reap(pid), 0);
 }

@@ -1,8 +1,10 @@
 #include "dat_fixture.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +15,33 @@
 #include <thread>
 
 namespace tcptest {
+
+namespace {
+bool g_in_child = false;
+
+in_addr parse(const std::string &a) {
+    in_addr r{};
+    inet_pton(AF_INET, a.c_str(), &r);
+    return r;
+}
+}  // namespace
+
+Topology &topology() {
+    static Topology t;
+    return t;
+}
+
+bool in_child() {
+    return g_in_child;
+}
+
+in_addr own_address() {
+    return parse(g_in_child ? topology().child_addr : topology().parent_addr);
+}
+
+in_addr peer_address() {
+    return parse(g_in_child ? topology().parent_addr : topology().child_addr);
+}
 
 DAT_LMR_TRIPLET Buffer::iov(std::size_t off, std::size_t len) const {
     if (len == ~std::size_t{0}) len = mem.size() - off;
@@ -44,6 +73,9 @@ Node::~Node() {
 }
 
 DAT_RETURN Node::open(const char *name, bool threadsafe) {
+    // The tests name the loopback IAs; another topology supplies its own.
+    if (std::strcmp(name, kIa) == 0) name = topology().ia.c_str();
+    if (std::strcmp(name, kIaThreadSafe) == 0) name = topology().ia_threadsafe.c_str();
     // dat_ia_open() always asks for the non-thread-safe entry; the thread-safe one is a
     // different registry key.
     DAT_RETURN rc = dat_ia_openv(const_cast<char *>(name), 8, &async_evd, &ia, DAT_VERSION_MAJOR,
@@ -96,7 +128,7 @@ DAT_RETURN Node::connect(DAT_CONN_QUAL qual, DAT_EVENT_NUMBER *outcome, DAT_COUN
                          const void *pdata) {
     sockaddr_in sin{};
     sin.sin_family = AF_INET;
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sin.sin_addr = peer_address();
     DAT_RETURN rc =
         dat_ep_connect(ep, reinterpret_cast<sockaddr *>(&sin), qual, kWait, pdata_len,
                        const_cast<void *>(pdata), DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG);
@@ -174,6 +206,17 @@ int spawn(const std::function<int()> &body) {
     std::fflush(nullptr);
     int pid = fork();
     if (pid == 0) {
+        g_in_child = true;
+        if (!topology().child_netns.empty()) {
+            // Join the peer's network namespace before any socket exists.
+            std::string path = "/var/run/netns/" + topology().child_netns;
+            int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+            if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
+                std::perror("child: setns");
+                _exit(97);
+            }
+            close(fd);
+        }
         int rc = 1;
         try {
             rc = body();

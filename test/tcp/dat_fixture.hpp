@@ -4,6 +4,7 @@
 #pragma once
 
 #include <dat2/udat.h>
+#include <netinet/in.h>
 
 #include <cstdint>
 #include <functional>
@@ -15,6 +16,21 @@ namespace tcptest {
 constexpr const char *kIa = "ofa-v2-tcp-lo";
 constexpr const char *kIaThreadSafe = "ofa-v2-tcp-lo-ts";
 constexpr DAT_TIMEOUT kWait = 10'000'000;  // 10 s in µs
+
+// Where the two processes of a test live. By default both use loopback; the network
+// namespace variant (netns_main.cpp) puts the parent and the forked child in two namespaces
+// joined by a veth link, each with an IA on its end of it.
+struct Topology {
+    std::string parent_addr = "127.0.0.1";  // IPv4 address of the parent's IA
+    std::string child_addr = "127.0.0.1";   // ... and of the child's
+    std::string ia = kIa;                   // IA names standing in for kIa / kIaThreadSafe
+    std::string ia_threadsafe = kIaThreadSafe;
+    std::string child_netns;  // non-empty: spawn()'s child joins this namespace first
+};
+Topology &topology();
+bool in_child();         // true in a process made by spawn()
+in_addr own_address();   // this process's IA address
+in_addr peer_address();  // the other process's
 
 struct Buffer {
     std::vector<unsigned char> mem;
@@ -36,7 +52,8 @@ class Node {
     // Passive side: PSP on any qualifier; then accept the first request on `ep`.
     DAT_RETURN listen(DAT_CONN_QUAL *qual);
     DAT_RETURN accept_one(DAT_COUNT pdata_len = 0, const void *pdata = nullptr);
-    // Active side: connect to 127.0.0.1:qual and wait for the outcome.
+    // Active side: connect to the peer's address (peer_address()), qualifier qual, and wait
+    // for the outcome.
     DAT_RETURN connect(DAT_CONN_QUAL qual, DAT_EVENT_NUMBER *outcome, DAT_COUNT pdata_len = 0,
                        const void *pdata = nullptr);
     // Waits for one event on `evd` (evd_wait with a timeout).

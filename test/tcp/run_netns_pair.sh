@@ -5,6 +5,7 @@
 #   run_netns_pair.sh <provider.so> <libdir|-> [dtest arguments...]
 #
 # Needs root and iproute2; exit 77 (skipped) otherwise. KEEP=1 keeps the work directory.
+# OPENDAT_SYS_PRELOAD: sanitizer runtime preloaded into dtest (sanitizer builds).
 set -u
 lib=$1 libdir=$2
 shift 2
@@ -43,13 +44,13 @@ if [[ $libdir != - ]]; then
     export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 
-DAT_OVERRIDE=$work/server.conf ip netns exec "$nsa" timeout 120 dtest -P tcp-veth "$@" >"$work/server.out" 2>&1 &
+DAT_OVERRIDE=$work/server.conf ip netns exec "$nsa" timeout 120 env ${OPENDAT_SYS_PRELOAD:+LD_PRELOAD=$OPENDAT_SYS_PRELOAD} dtest -P tcp-veth "$@" >"$work/server.out" 2>&1 &
 srv=$!
 for _ in $(seq 200); do
     ip netns exec "$nsa" grep -qiE '^ *[0-9]+: [0-9A-F]+:3DD4 [0-9A-F]+:0000 0A' /proc/net/tcp && break
     sleep 0.05
 done
-DAT_OVERRIDE=$work/client.conf ip netns exec "$nsb" timeout 120 dtest -P tcp-veth -h 10.233.7.1 "$@" >"$work/client.out" 2>&1
+DAT_OVERRIDE=$work/client.conf ip netns exec "$nsb" timeout 120 env ${OPENDAT_SYS_PRELOAD:+LD_PRELOAD=$OPENDAT_SYS_PRELOAD} dtest -P tcp-veth -h 10.233.7.1 "$@" >"$work/client.out" 2>&1
 cli_rc=$?
 wait $srv
 srv_rc=$?

@@ -6,6 +6,8 @@
 #
 # <libdir> "-" uses the system libdat2 (the reference); otherwise it is put first in
 # LD_LIBRARY_PATH so the tool loads our libdat2.so.2. Exit 77 = skipped.
+# OPENDAT_SYS_PRELOAD: sanitizer runtime preloaded into the tool (sanitizer builds: the
+# system binary loads our instrumented libraries).
 set -u
 tool=$1 ia=$2 conf=$3 libdir=$4
 shift 4
@@ -18,6 +20,10 @@ export DAT_OVERRIDE=$conf
 if [[ $libdir != - ]]; then
     export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
+# dtest and dtestcm use fixed ports (15828, 45248): runs from other build trees on this host
+# would collide, so they take turns.
+exec 9>/tmp/opendat-fixed-ports.lock
+flock -w 600 9 || echo "warning: could not lock /tmp/opendat-fixed-ports.lock"
 work=$(mktemp -d)
 trap 'kill $srv_pid 2>/dev/null; rm -rf "$work"' EXIT
 
@@ -29,14 +35,14 @@ for _ in $(seq 100); do
     sleep 0.1  # a previous run's server still holds the port
 done
 
-timeout 120 "$bin" -P "$ia" "$@" >"$work/server.out" 2>&1 &
+timeout 120 env ${OPENDAT_SYS_PRELOAD:+LD_PRELOAD=$OPENDAT_SYS_PRELOAD} "$bin" -P "$ia" "$@" >"$work/server.out" 2>&1 &
 srv_pid=$!
 for _ in $(seq 200); do
     listening && break
     kill -0 $srv_pid 2>/dev/null || break
     sleep 0.05
 done
-timeout 120 "$bin" -P "$ia" -h 127.0.0.1 "$@" >"$work/client.out" 2>&1
+timeout 120 env ${OPENDAT_SYS_PRELOAD:+LD_PRELOAD=$OPENDAT_SYS_PRELOAD} "$bin" -P "$ia" -h 127.0.0.1 "$@" >"$work/client.out" 2>&1
 cli_rc=$?
 wait $srv_pid
 srv_rc=$?

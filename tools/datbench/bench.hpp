@@ -1,0 +1,45 @@
+// The measurements. Every function is called on both peers in the same order; the client
+// drives and times, the server answers. Figures are recorded on the client only.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "dat_session.hpp"
+#include "options.hpp"
+#include "results.hpp"
+#include "sock.hpp"
+
+namespace datbench {
+
+struct Bench {
+    bool client;
+    const Plan &plan;
+    const Sock &control;  // barriers between measurements
+    const Sock &data;     // the raw-TCP baseline connection
+    DatSession &dat;
+    std::vector<unsigned char> &tcp_buf;  // baseline buffer (not registered)
+    Results &results;
+};
+
+// Latency (ping-pongs report half the round trip).
+bool tcp_pingpong(Bench &b, std::uint32_t size);
+bool dat_send_pingpong(Bench &b, std::uint32_t size);
+// Polling: the receiver spins on the last byte of its buffer (and on an empty
+// dat_evd_dequeue, which lets the provider progress on the polling thread). Waiting: each
+// RDMA write is followed by a zero-byte send whose receive completion is awaited.
+bool dat_write_pingpong(Bench &b, std::uint32_t size);
+// Post to completion of one RDMA write at the initiator, with delayed_ack off or on.
+// Returns true without a row when the provider refuses delayed_ack.
+bool dat_write_completion(Bench &b, std::uint32_t size, bool delayed_ack);
+
+// Bandwidth over `count` messages of `size`; *mb_s set on the client.
+bool tcp_stream(Bench &b, std::uint32_t size, std::uint64_t count, double *mb_s);
+bool dat_write_bw(Bench &b, std::uint32_t size, std::uint64_t count, double *mb_s);
+bool dat_read_bw(Bench &b, std::uint32_t size, std::uint64_t count, double *mb_s);
+bool dat_send_bw(Bench &b, std::uint32_t size, std::uint64_t count, double *mb_s);
+
+// Rounds for a latency measurement of `size` (fewer for large messages).
+std::uint32_t latency_rounds(const Plan &p, std::uint32_t size, bool warmup);
+
+}  // namespace datbench

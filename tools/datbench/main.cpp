@@ -1,0 +1,193 @@
+// datbench: DAT latency and bandwidth next to a raw-TCP baseline measured in the same run.
+//
+// Loopback (default): forks; the child is the server, the parent the client that prints.
+// --server / --client HOST: one side each, e.g. on two hosts or in two network namespaces.
+//
+// Start-up: the server opens its IA and DAT service point (qualifier port+1) before it
+// listens on the control port, so once the client's control connection is accepted the
+// DAT connect finds a listener. The client sends its Plan; both then run the same
+// sequence of measurements, with barriers on the control connection between them.
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "bench.hpp"
+#include "dat_session.hpp"
+#include "options.hpp"
+#include "results.hpp"
+#include "sock.hpp"
+
+using namespace datbench;
+
+namespace {
+
+constexpr int kStartupTimeoutMs = 30'000;
+
+void progress(const Options &o, bool client, const char *what, std::uint32_t size) {
+    if (client && !o.quiet) std::fprintf(stderr, "datbench: %s %u bytes\n", what, size);
+}
+
+bool run_plan(const Options &o, bool client, const Plan &plan, const Sock &control,
+              const Sock &data, DatSession &dat, Results &results) {
+    std::vector<unsigned char> tcp_buf(std::max(plan.lat_max, plan.bw_max));
+    Bench b{client, plan, control, data, dat, tcp_buf, results};
+    for (std::uint32_t s : sizes(plan.lat_min, plan.lat_max, plan.step)) {
+        progress(o, client, "latency", s);
+        // Baseline and DAT back to back per size, so load changes hit both alike.
+        if (!tcp_pingpong(b, s) || !dat_send_pingpong(b, s) || !dat_write_pingpong(b, s))
+            return false;
+    }
+    std::vector<std::uint32_t> cpl_sizes{plan.lat_min, 4096, plan.lat_max};
+    cpl_sizes.erase(std::unique(cpl_sizes.begin(), cpl_sizes.end()), cpl_sizes.end());
+    for (std::uint32_t s : cpl_sizes) {
+        if (s > plan.lat_max) continue;
+        progress(o, client, "write completion", s);
+        if (!dat_write_completion(b, s, false) || !dat_write_completion(b, s, true)) return false;
+    }
+    for (std::uint32_t s : sizes(plan.bw_min, plan.bw_max, plan.step)) {
+        progress(o, client, "bandwidth", s);
+        std::uint64_t count = std::max<std::uint64_t>(plan.bw_bytes / s, 16);
+        std::vector<double> tcp, wr, rd, snd;
+        double v = 0;
+        // A short untimed round first: connection buffers grown, pages touched.
+        if (!tcp_stream(b, s, count / 4 + 1, &v) || !dat_write_bw(b, s, count / 4 + 1, &v))
+            return false;
+        for (std::uint32_t r = 0; r < plan.bw_reps; ++r) {
+            if (!tcp_stream(b, s, count, &v)) return false;
+            tcp.push_back(v);
+            if (!dat_write_bw(b, s, count, &v)) return false;
+            wr.push_back(v);
+            if (!dat_read_bw(b, s, count, &v)) return false;
+            rd.push_back(v);
+            if (!dat_send_bw(b, s, count, &v)) return false;
+            snd.push_back(v);
+        }
+        if (client) {
+            std::uint64_t bytes = count * s;
+            results.bandwidth.push_back({kTcpStream, s, bytes, median_of(tcp)});
+            results.bandwidth.push_back({kRdmaWrite, s, bytes, median_of(wr)});
+            results.bandwidth.push_back({kRdmaRead, s, bytes, median_of(rd)});
+            results.bandwidth.push_back({kSend, s, bytes, median_of(snd)});
+        }
+    }
+    return true;
+}
+
+std::string describe(const Options &o, const Plan &plan) {
+    utsname u{};
+    uname(&u);
+    std::string cpu = "unknown CPU";
+    std::ifstream info("/proc/cpuinfo");
+    for (std::string line; std::getline(info, line);) {
+        if (line.rfind("model name", 0) == 0) {
+            cpu = line.substr(line.find(':') + 2);
+            break;
+        }
+    }
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "datbench: IA %s, %s mode, peer %s; %s, %u CPUs, Linux %s\n"
+                  "latency: %u rounds (%u warm-up) per size <= 4 KiB; bandwidth: %llu bytes x "
+                  "%u repetitions per size",
+                  o.ia.c_str(), plan.wait ? "waiting (dat_evd_wait)" : "polling (dat_evd_dequeue)",
+                  o.role == Role::Loopback ? "forked on this host" : o.host.c_str(), cpu.c_str(),
+                  std::thread::hardware_concurrency(), u.release, plan.lat_iters, plan.lat_warmup,
+                  static_cast<unsigned long long>(plan.bw_bytes), plan.bw_reps);
+    return buf;
+}
+
+int server(const Options &o) {
+    Sock listener = listen_on(o.port);
+    if (!listener) {
+        std::perror("datbench: control port");
+        return 1;
+    }
+    Sock control = accept_one(listener, kStartupTimeoutMs);
+    Plan plan;
+    if (!control || !recv_all(control, &plan, sizeof plan)) {
+        std::fprintf(stderr, "datbench: no client\n");
+        return 1;
+    }
+    // The client's plan decides buffer sizes and mode; the service point exists before the
+    // client hears back, so its DAT connect finds a listener.
+    DatSession dat;
+    std::uint8_t ready = dat.open(o.ia, plan.wait != 0, std::max(plan.lat_max, plan.bw_max)) &&
+                         dat.listen(o.port + 1u);
+    if (!send_all(control, &ready, 1) || !ready) return 1;
+    Sock data = accept_one(listener, kStartupTimeoutMs);
+    if (!data) return 1;
+    set_nodelay(data);
+    if (!dat.accept(kStartupTimeoutMs) || !dat.exchange(control)) return 1;
+    Results unused;
+    bool ok = barrier(control) && run_plan(o, false, plan, control, data, dat, unused);
+    dat.close();
+    return ok ? 0 : 1;
+}
+
+int client(const Options &o) {
+    const Plan &plan = o.plan;
+    sockaddr_storage addr{};
+    if (!resolve(o.host, o.port, &addr)) {
+        std::fprintf(stderr, "datbench: cannot resolve %s\n", o.host.c_str());
+        return 1;
+    }
+    DatSession dat;
+    if (!dat.open(o.ia, plan.wait != 0, std::max(plan.lat_max, plan.bw_max))) return 1;
+    Sock control = connect_to(addr, kStartupTimeoutMs);
+    std::uint8_t accepted = 0;
+    if (!control || !send_all(control, &plan, sizeof plan) || !recv_all(control, &accepted, 1) ||
+        !accepted) {
+        std::fprintf(stderr, "datbench: no server at %s port %u (or it could not open its IA)\n",
+                     o.host.c_str(), o.port);
+        return 1;
+    }
+    Sock data = connect_to(addr, kStartupTimeoutMs);
+    if (!data) return 1;
+    set_nodelay(data);
+    if (!dat.connect(addr, o.port + 1u) || !dat.exchange(control)) return 1;
+    Results results;
+    bool ok = barrier(control) && run_plan(o, true, plan, control, data, dat, results);
+    dat.close();
+    if (!ok) {
+        std::fprintf(stderr, "datbench: run failed\n");
+        return 1;
+    }
+    print_tables(stdout, results, describe(o, plan));
+    if (!o.csv.empty() && !write_csv(o.csv, results)) {
+        std::perror(("datbench: " + o.csv).c_str());
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Options o;
+    int code = 0;
+    if (!parse_options(argc, argv, &o, &code)) return code;
+    if (o.role == Role::Server) return server(o);
+    if (o.role == Role::Client) return client(o);
+    // Loopback: fork before any DAT call, so the two processes share nothing.
+    std::fflush(nullptr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        std::perror("datbench: fork");
+        return 1;
+    }
+    if (pid == 0) _exit(server(o));
+    int rc = client(o);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        std::fprintf(stderr, "datbench: the server process failed\n");
+        if (rc == 0) rc = 1;
+    }
+    return rc;
+}

@@ -1,0 +1,49 @@
+// Measured figures, and how they are printed: two tables (latency, bandwidth) with each
+// figure's ratio to the raw-TCP baseline of the same size, and an optional CSV file.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace datbench {
+
+// Test names. The baseline of each section comes first.
+inline constexpr const char *kTcpPingPong = "tcp_pingpong";
+inline constexpr const char *kSendPingPong = "dat_send_pingpong";
+inline constexpr const char *kWritePingPong = "dat_write_pingpong";
+inline constexpr const char *kWriteCompletion = "dat_write_completion";
+inline constexpr const char *kWriteCompletionAck = "dat_write_completion_delayed_ack";
+inline constexpr const char *kTcpStream = "tcp_stream";
+inline constexpr const char *kRdmaWrite = "dat_rdma_write";
+inline constexpr const char *kRdmaRead = "dat_rdma_read";
+inline constexpr const char *kSend = "dat_send";
+
+struct LatencyRow {
+    std::string test;
+    std::uint32_t size = 0;
+    std::uint32_t iters = 0;
+    double median_us = 0, p99_us = 0;  // one-way (half the round trip) for ping-pongs
+};
+
+struct BandwidthRow {
+    std::string test;
+    std::uint32_t size = 0;
+    std::uint64_t bytes = 0;  // per measurement
+    double mb_s = 0;          // median of the repetitions, 10^6 bytes per second
+};
+
+struct Results {
+    std::vector<LatencyRow> latency;
+    std::vector<BandwidthRow> bandwidth;
+};
+
+// Median and 99th percentile of samples (sorted in place).
+void percentiles(std::vector<double> *samples, double *median, double *p99);
+double median_of(std::vector<double> v);
+
+void print_tables(std::FILE *out, const Results &r, const std::string &header);
+bool write_csv(const std::string &path, const Results &r);
+
+}  // namespace datbench

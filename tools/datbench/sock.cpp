@@ -1,0 +1,122 @@
+#include "sock.hpp"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace datbench {
+
+Sock::~Sock() {
+    if (fd_ >= 0) close(fd_);
+}
+
+Sock &Sock::operator=(Sock &&o) noexcept {
+    if (this != &o) {
+        if (fd_ >= 0) close(fd_);
+        fd_ = o.fd_;
+        o.fd_ = -1;
+    }
+    return *this;
+}
+
+bool resolve(const std::string &host, std::uint16_t port, sockaddr_storage *addr) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo *res = nullptr;
+    if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0 ||
+        res == nullptr)
+        return false;
+    std::memset(addr, 0, sizeof *addr);
+    std::memcpy(addr, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+    return true;
+}
+
+Sock listen_on(std::uint16_t port) {
+    Sock s(socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in6 a6{};
+    a6.sin6_family = AF_INET6;
+    a6.sin6_port = htons(port);
+    a6.sin6_addr = in6addr_any;
+    int one = 1, zero = 0;
+    if (s) {
+        // Dual stack: IPv4 clients arrive as mapped addresses.
+        setsockopt(s.fd(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+        setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(s.fd(), reinterpret_cast<sockaddr *>(&a6), sizeof a6) == 0 &&
+            listen(s.fd(), 4) == 0)
+            return s;
+    }
+    // No IPv6: IPv4 only.
+    s = Sock(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!s) return s;
+    setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a4{};
+    a4.sin_family = AF_INET;
+    a4.sin_port = htons(port);
+    if (bind(s.fd(), reinterpret_cast<sockaddr *>(&a4), sizeof a4) != 0 || listen(s.fd(), 4) != 0)
+        return Sock();
+    return s;
+}
+
+Sock accept_one(const Sock &listener, int timeout_ms) {
+    pollfd p{listener.fd(), POLLIN, 0};
+    if (poll(&p, 1, timeout_ms) != 1) return Sock();
+    return Sock(accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
+}
+
+Sock connect_to(const sockaddr_storage &addr, int timeout_ms) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    socklen_t len = addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    for (;;) {
+        Sock s(socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        if (!s) return s;
+        if (connect(s.fd(), reinterpret_cast<const sockaddr *>(&addr), len) == 0) return s;
+        if ((errno != ECONNREFUSED && errno != ETIMEDOUT) || std::chrono::steady_clock::now() > end)
+            return Sock();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
+void set_nodelay(const Sock &s) {
+    int one = 1;
+    setsockopt(s.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+bool send_all(const Sock &s, const void *p, std::size_t n) {
+    const char *c = static_cast<const char *>(p);
+    while (n > 0) {
+        ssize_t w = send(s.fd(), c, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        c += w;
+        n -= static_cast<std::size_t>(w);
+    }
+    return true;
+}
+
+bool recv_all(const Sock &s, void *p, std::size_t n) {
+    char *c = static_cast<char *>(p);
+    while (n > 0) {
+        ssize_t r = recv(s.fd(), c, n, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        c += r;
+        n -= static_cast<std::size_t>(r);
+    }
+    return true;
+}
+
+bool barrier(const Sock &s) {
+    char out = 'B', in = 0;
+    return send_all(s, &out, 1) && recv_all(s, &in, 1) && in == 'B';
+}
+
+}  // namespace datbench

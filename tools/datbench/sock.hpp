@@ -1,0 +1,43 @@
+// Plain blocking TCP sockets: the control connection between the two peers, and the
+// raw-TCP baseline.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace datbench {
+
+// RAII socket descriptor.
+class Sock {
+  public:
+    Sock() = default;
+    explicit Sock(int fd) : fd_(fd) {}
+    ~Sock();
+    Sock(Sock &&o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+    Sock &operator=(Sock &&o) noexcept;
+    Sock(const Sock &) = delete;
+    Sock &operator=(const Sock &) = delete;
+    int fd() const noexcept { return fd_; }
+    explicit operator bool() const noexcept { return fd_ >= 0; }
+
+  private:
+    int fd_ = -1;
+};
+
+// Resolves host (numeric or name) into *addr; port filled in.
+bool resolve(const std::string &host, std::uint16_t port, sockaddr_storage *addr);
+Sock listen_on(std::uint16_t port);  // any address, SO_REUSEADDR
+Sock accept_one(const Sock &listener, int timeout_ms);
+// Connects, retrying refused attempts until timeout_ms (the peer may still be starting).
+Sock connect_to(const sockaddr_storage &addr, int timeout_ms);
+void set_nodelay(const Sock &s);
+
+bool send_all(const Sock &s, const void *p, std::size_t n);
+bool recv_all(const Sock &s, void *p, std::size_t n);
+// A one-byte exchange: both sides have reached the same point.
+bool barrier(const Sock &s);
+
+}  // namespace datbench
