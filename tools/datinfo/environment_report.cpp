@@ -47,6 +47,22 @@ constexpr Known kKnown[] = {
      "reference destination mask for the providers (1 stdout, 2 syslog, 3 both); used only when "
      "DAPL_TRACE_DEST is unset",
      true},
+    {"DAT_TCP_KEEPALIVE",
+     "tcp provider: dead-peer keepalive \"idle,interval,probes\" in seconds (default 10,2,5; "
+     "\"0\" = off), read when an IA opens",
+     true},
+    {"DAT_TCP_USER_TIMEOUT_MS",
+     "tcp provider: TCP_USER_TIMEOUT, how long sent data may stay unacknowledged before the "
+     "connection is broken (unset = kernel default)",
+     true},
+    {"DAT_TCP_CONNECT_RETRY_MS",
+     "tcp provider: how long a refused connect is retried before it is reported as rejected "
+     "(default 3000)",
+     true},
+    {"OPENDAT_VERBS_MAX_INLINE",
+     "verbs provider: inline sends up to this many bytes (default 0: off, so a bad lmr_context "
+     "is always reported as a local protection error)",
+     true},
     {"LD_LIBRARY_PATH",
      "directories searched first for a provider library given by bare name in dat.conf", true},
     // Provider-private variables of the DAPL providers: known, not explained here.
