@@ -13,6 +13,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "util/netdev.hpp"
 #include "util/status.hpp"
 
 namespace opendat::tcp {
@@ -21,27 +22,6 @@ void Fd::reset() noexcept {
     if (fd_ >= 0) close(fd_);
     fd_ = -1;
 }
-
-namespace {
-bool from_netdev(const std::string &name, sockaddr_storage *out, socklen_t *len) noexcept {
-    ifaddrs *list = nullptr;
-    if (getifaddrs(&list) != 0) return false;
-    bool found = false;
-    // Prefer IPv4, then IPv6, on the named interface.
-    for (int family : {AF_INET, AF_INET6}) {
-        for (ifaddrs *i = list; i != nullptr && !found; i = i->ifa_next) {
-            if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != family || name != i->ifa_name)
-                continue;
-            *len = family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
-            std::memcpy(out, i->ifa_addr, *len);
-            found = true;
-        }
-        if (found) break;
-    }
-    freeifaddrs(list);
-    return found;
-}
-}  // namespace
 
 DAT_RETURN parse_ia_params(const std::string &params, IaParams *out) noexcept {
     try {
@@ -66,7 +46,7 @@ DAT_RETURN parse_ia_params(const std::string &params, IaParams *out) noexcept {
             out->addr_len = sizeof(sockaddr_in6);
             return DAT_SUCCESS;
         }
-        if (from_netdev(host, &out->addr, &out->addr_len)) {
+        if (util::netdev_address(host, &out->addr, &out->addr_len)) {
             set_port(&out->addr, 0);
             return DAT_SUCCESS;
         }

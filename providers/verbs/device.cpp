@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "trace/trace.hpp"
+#include "util/netdev.hpp"
 #include "util/status.hpp"
 
 namespace opendat::verbs {
@@ -30,23 +31,6 @@ socklen_t sockaddr_len(const sockaddr *sa) noexcept {
 }
 
 namespace {
-
-bool from_netdev(const std::string &name, sockaddr_storage *out) {
-    ifaddrs *list = nullptr;
-    if (getifaddrs(&list) != 0) return false;
-    bool found = false;
-    for (int family : {AF_INET, AF_INET6}) {
-        for (ifaddrs *i = list; i != nullptr && !found; i = i->ifa_next) {
-            if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != family || name != i->ifa_name)
-                continue;
-            std::memcpy(out, i->ifa_addr, sockaddr_len(i->ifa_addr));
-            found = true;
-        }
-        if (found) break;
-    }
-    freeifaddrs(list);
-    return found;
-}
 
 bool from_numeric_or_host(const std::string &name, sockaddr_storage *out) {
     addrinfo hints{};
@@ -105,7 +89,8 @@ DAT_RETURN resolve_address(const char *ia_name, const std::string &params, Devic
                      ia_name);
             return util::err(DAT_INVALID_ADDRESS);
         }
-        bool ok = from_netdev(what, &out->addr);
+        socklen_t len = 0;
+        bool ok = util::netdev_address(what, &out->addr, &len);
         if (!ok) {
             switch (from_verbs_device(what, port > 0 ? port : 1, &out->addr)) {
                 case DevLookup::Found:
