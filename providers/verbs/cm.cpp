@@ -39,6 +39,13 @@ int timeout_ms(DAT_TIMEOUT us) noexcept {
     return static_cast<int>(std::clamp<DAT_TIMEOUT>(us / 1000, 100, 60000));
 }
 
+// The steady-clock millisecond at which a connect with this timeout gives up; 0 = never.
+std::int64_t connect_deadline_ms(DAT_TIMEOUT us) noexcept {
+    if (us == DAT_TIMEOUT_INFINITE) return 0;
+    return std::max<std::int64_t>(1,
+                                  steady_now_ms() + static_cast<std::int64_t>((us + 999) / 1000));
+}
+
 std::uint8_t rd_depth(DAT_COUNT want, int dev_max) noexcept {
     return static_cast<std::uint8_t>(std::clamp<int>(want, 0, std::min(dev_max, 255)));
 }
@@ -92,6 +99,7 @@ DAT_RETURN VerbsTransport::ep_connect(util::Ep *ep, const sockaddr *remote, DAT_
     if (remote->sa_family != AF_INET && remote->sa_family != AF_INET6) return util::bad_arg(2);
     IdPtr old, failed;
     DAT_RETURN rc = DAT_SUCCESS;
+    const std::int64_t deadline = connect_deadline_ms(timeout_us);
     {
         std::lock_guard lk(ep->mu);
         if (impl->qp->state != IBV_QPS_INIT && qp_reset_to_init(impl) != 0) return util::kInternal;
@@ -103,6 +111,7 @@ DAT_RETURN VerbsTransport::ep_connect(util::Ep *ep, const sockaddr *remote, DAT_
         impl->active = true;
         impl->disconnect_sent = false;
         impl->timeout_ms = timeout_ms(timeout_us);
+        impl->deadline_ms.store(deadline, std::memory_order_relaxed);
         impl->pdata_len = pdata_wrap(impl->pdata, pdata, pdata_len);
         std::memset(&ep->remote_addr, 0, sizeof ep->remote_addr);
         std::memcpy(&ep->remote_addr, remote, sockaddr_len(remote));
@@ -126,6 +135,8 @@ DAT_RETURN VerbsTransport::ep_connect(util::Ep *ep, const sockaddr *remote, DAT_
             rc = util::err(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE);
         }
     }
+    // After ep->mu (the CM thread takes the two locks one at a time, never nested).
+    if (rc == DAT_SUCCESS && deadline != 0) queue_connect_deadline(impl, deadline);
     return rc;  // `old` (a previous connection's id) and `failed` are destroyed here, outside
                 // ep->mu
 }

@@ -62,6 +62,10 @@ struct EpImpl : CmCtx {
     SlotRing sq, rq;
     std::uint32_t max_inline = 0;
     std::atomic<bool> dead{false};  // dat_ep_free'd: completions still in a CQ are dropped
+    // When the pending dat_ep_connect gives up (steady clock, ms); 0 = never. Written by
+    // ep_connect under ep->mu; the CM thread compares it with the deadline it queued, so a
+    // deadline of an earlier attempt never ends a later one (connect_timer.cpp).
+    std::atomic<std::int64_t> deadline_ms{0};
 
     // Guarded by ep->mu.
     bool active = false;

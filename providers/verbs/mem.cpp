@@ -120,6 +120,11 @@ DAT_RETURN lmr_create(DAT_IA_HANDLE h, DAT_MEM_TYPE mem_type, DAT_REGION_DESCRIP
 DAT_RETURN lmr_free(DAT_LMR_HANDLE h) noexcept {
     auto *lmr = util::as<util::Lmr>(h);
     if (lmr == nullptr) return util::invalid_handle(DAT_HANDLE_TYPE_LMR);
+    if (static_cast<VLmr *>(lmr)->windows.load() > 0) {
+        DAPL_TRC(trace::kError, "verbs", "dat_lmr_free: RMRs are still bound to LMR %p",
+                 static_cast<void *>(lmr));
+        return util::err(DAT_INVALID_STATE);
+    }
     lmr->pz->users.fetch_sub(1);
     lmr->ia->objects.fetch_sub(1);
     delete static_cast<VLmr *>(lmr);  // deregisters: no access, local or remote, after this
@@ -174,6 +179,17 @@ DAT_RETURN rmr_bind(DAT_RMR_HANDLE h, DAT_LMR_HANDLE lmr_h, const DAT_LMR_TRIPLE
             access_flags(priv, false) &
             (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
     }
+    auto *vr = static_cast<VRmr *>(rmr);
+    if (lmr == nullptr) {
+        if (vr->bound == nullptr) {
+            // Never bound, or unbound already: there is no window to invalidate, and no
+            // region to name in a bind request.
+            DAPL_TRC(trace::kError, "verbs", "dat_rmr_bind: unbinding RMR %p, which is not bound",
+                     static_cast<void *>(rmr));
+            return util::err(DAT_INVALID_STATE);
+        }
+        bind.bind_info.mr = vr->bound->mr.get();  // length 0: the window goes
+    }
     WrSlot *slot = impl->sq.next();
     slot->cookie.as_64 = cookie.as_64;
     slot->length = 0;
@@ -182,13 +198,17 @@ DAT_RETURN rmr_bind(DAT_RMR_HANDLE h, DAT_LMR_HANDLE lmr_h, const DAT_LMR_TRIPLE
     slot->rmr = rmr;
     bind.wr_id = reinterpret_cast<std::uintptr_t>(slot);
     bind.send_flags = IBV_SEND_SIGNALED;
-    auto *vr = static_cast<VRmr *>(rmr);
     impl->sq.outstanding.fetch_add(1);
     if (int rc = ibv_bind_mw(impl->qp.get(), vr->mw.get(), &bind); rc != 0) {
         impl->sq.outstanding.fetch_sub(1);
         DAPL_TRC(trace::kError, "verbs", "ibv_bind_mw: %s", std::strerror(rc));
         return rc == ENOMEM ? util::err(DAT_INSUFFICIENT_RESOURCES)
                             : util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+    }
+    if (vr->bound != lmr) {
+        if (vr->bound != nullptr) vr->bound->windows.fetch_sub(1);
+        if (lmr != nullptr) lmr->windows.fetch_add(1);
+        vr->bound = lmr;
     }
     rmr->rmr_context = lmr != nullptr ? vr->mw->rkey : 0;
     if (lmr != nullptr) rmr->triplet = *t;
@@ -201,6 +221,7 @@ DAT_RETURN rmr_bind(DAT_RMR_HANDLE h, DAT_LMR_HANDLE lmr_h, const DAT_LMR_TRIPLE
 DAT_RETURN rmr_free(DAT_RMR_HANDLE h) noexcept {
     auto *rmr = util::as<util::Rmr>(h);
     if (rmr == nullptr) return util::invalid_handle(DAT_HANDLE_TYPE_RMR);
+    if (auto *vr = static_cast<VRmr *>(rmr); vr->bound != nullptr) vr->bound->windows.fetch_sub(1);
     rmr->pz->users.fetch_sub(1);
     rmr->ia->objects.fetch_sub(1);
     delete static_cast<VRmr *>(rmr);

@@ -19,11 +19,15 @@ struct VPz : util::Pz {
 struct VLmr : util::Lmr {
     VLmr(const DAT_PROVIDER *p, util::Ia *ia) : util::Lmr(p, ia) {}
     MrPtr mr;
+    std::atomic<int> windows{0};  // RMRs bound to it: it cannot be freed under them
 };
 
 struct VRmr : util::Rmr {
     VRmr(const DAT_PROVIDER *p, util::Ia *ia) : util::Rmr(p, ia) {}
     MwPtr mw;
+    // The LMR the window is bound to, if any. An unbind is a zero-length bind that still
+    // names a memory region of the window's PD (rxe, for one, reads it), so it names this.
+    VLmr *bound = nullptr;
 };
 
 inline VPz *as_vpz(util::Pz *pz) noexcept {

@@ -103,6 +103,9 @@ DAT_RETURN VerbsTransport::open(const util::ProviderInstance *inst) noexcept {
     int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (fd < 0) return util::kInternal;
     stop_.reset(fd);
+    fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fd < 0) return util::kInternal;
+    wake_.reset(fd);
     set_nonblock(dev_.ctx->async_fd);
     try {
         thread_ = std::thread([this] { cm_thread(); });
@@ -253,6 +256,14 @@ int VerbsTransport::qp_to(EpImpl *impl, rdma_cm_id *id, ibv_qp_state state, int 
     if (state == IBV_QPS_RTR && rd_atom >= 0)
         qa.max_dest_rd_atomic = static_cast<std::uint8_t>(rd_atom);
     if (state == IBV_QPS_RTS && rd_atom >= 0) qa.max_rd_atomic = static_cast<std::uint8_t>(rd_atom);
+    if (state == IBV_QPS_RTR) {
+        // How long a sender we refuse for want of a posted receive (RNR NAK) waits before
+        // it retries. rdma_cm leaves the encoding 0, which means the longest wait, 655 ms:
+        // a burst of sends that outruns the receives then crawls at two messages a
+        // second. 12 is 0.64 ms (IB encoding), the usual choice.
+        qa.min_rnr_timer = 12;
+        mask |= IBV_QP_MIN_RNR_TIMER;
+    }
     if (state == IBV_QPS_RTS) {
         // Retry sends to a receiver without a posted buffer forever, as DAT expects a
         // reliable connection to wait for the consumer's receive.
@@ -265,10 +276,12 @@ int VerbsTransport::qp_to(EpImpl *impl, rdma_cm_id *id, ibv_qp_state state, int 
 // --- The CM / async thread --------------------------------------------------------------
 
 void VerbsTransport::cm_thread() noexcept {
-    pollfd fds[3] = {
-        {ch_->fd, POLLIN, 0}, {dev_.ctx->async_fd, POLLIN, 0}, {stop_.get(), POLLIN, 0}};
+    pollfd fds[4] = {{ch_->fd, POLLIN, 0},
+                     {dev_.ctx->async_fd, POLLIN, 0},
+                     {stop_.get(), POLLIN, 0},
+                     {wake_.get(), POLLIN, 0}};
     for (;;) {
-        if (::poll(fds, 3, -1) < 0) {
+        if (::poll(fds, 4, expire_connect_deadlines()) < 0) {
             if (errno == EINTR) continue;
             DAPL_TRC(trace::kError, "verbs", "CM thread poll: %s", std::strerror(errno));
             return;
@@ -279,6 +292,10 @@ void VerbsTransport::cm_thread() noexcept {
             while (rdma_get_cm_event(ch_.get(), &ev) == 0) on_cm_event(ev);
         }
         if (fds[1].revents != 0) on_async_event();
+        if (fds[3].revents != 0) {
+            std::uint64_t n;
+            [[maybe_unused]] ssize_t r = ::read(wake_.get(), &n, sizeof n);
+        }
     }
 }
 

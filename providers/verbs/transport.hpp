@@ -85,6 +85,11 @@ class VerbsTransport final : public util::Transport {
 
   private:
     void cm_thread() noexcept;
+    // dat_ep_connect's timeout (connect_timer.cpp): the CM thread ends an attempt that
+    // has no outcome by its deadline with DAT_CONNECTION_EVENT_TIMED_OUT.
+    void queue_connect_deadline(EpImpl *impl, std::int64_t deadline_ms) noexcept;
+    int expire_connect_deadlines() noexcept;  // what is due; returns the poll timeout (ms)
+    void expire_connect(EpImpl *impl, std::int64_t deadline_ms) noexcept;
     struct CmEvent;
     void on_cm_event(rdma_cm_event *ev) noexcept;
     void on_connect_request(const CmEvent &ev) noexcept;
@@ -98,12 +103,18 @@ class VerbsTransport final : public util::Transport {
     Device dev_;
     util::Limits limits_;
     UniqueFd stop_;
+    UniqueFd wake_;  // a new connect deadline: the CM thread recomputes its poll timeout
     std::thread thread_;
 
     std::mutex mu_;  // the object sets below (control path only)
     std::unordered_set<EpImpl *> eps_;
     std::unordered_set<SpImpl *> sps_;
     std::unordered_set<CrImpl *> crs_;
+    struct Deadline {
+        EpImpl *impl;  // freed EPs are parked (dead_eps_), so the pointer stays valid
+        std::int64_t at_ms;
+    };
+    std::vector<Deadline> deadlines_;
     // Freed EPs: their slots may still be named by completions in a CQ, and the CM thread
     // may still hold them; released with the transport.
     std::vector<std::unique_ptr<EpImpl>> dead_eps_;
@@ -111,6 +122,9 @@ class VerbsTransport final : public util::Transport {
     std::vector<std::unique_ptr<SpImpl>> dead_sps_;
     std::vector<std::unique_ptr<CrImpl>> dead_crs_;
 };
+
+// Milliseconds of the steady clock (connect deadlines).
+std::int64_t steady_now_ms() noexcept;
 
 DAT_RETURN make_transport(util::ProviderInstance *inst, util::Ia *ia,
                           std::unique_ptr<util::Transport> *out);

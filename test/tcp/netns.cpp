@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace tcptest::netns {
+namespace dattest::netns {
 
 namespace {
 std::string g_parent, g_child;
@@ -89,4 +89,4 @@ bool run_in(const std::string &ns, const std::string &command) {
     return sh("ip netns exec " + ns + " " + command);
 }
 
-}  // namespace tcptest::netns
+}  // namespace dattest::netns

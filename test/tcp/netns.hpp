@@ -3,7 +3,7 @@
 
 #include <string>
 
-namespace tcptest::netns {
+namespace dattest::netns {
 
 constexpr const char *kDevice = "odtveth";  // the same name on both ends (one per namespace)
 constexpr const char *kParentAddr = "10.213.99.1";
@@ -20,4 +20,4 @@ const std::string &child_ns();
 // Runs an `ip ...` / `tc ...` command inside a namespace; true when it succeeded.
 bool run_in(const std::string &ns, const std::string &command);
 
-}  // namespace tcptest::netns
+}  // namespace dattest::netns

@@ -24,16 +24,16 @@ class NetnsEnvironment : public ::testing::Environment {
   public:
     void SetUp() override {
         std::string why;
-        if (!tcptest::netns::create(&why))
+        if (!dattest::netns::create(&why))
             GTEST_SKIP() << "network namespaces unavailable: " << why;
-        tcptest::Topology &t = tcptest::topology();
-        t.parent_addr = tcptest::netns::kParentAddr;
-        t.child_addr = tcptest::netns::kChildAddr;
+        dattest::Topology &t = dattest::topology();
+        t.parent_addr = dattest::netns::kParentAddr;
+        t.child_addr = dattest::netns::kChildAddr;
         t.ia = "tcp-veth";
         t.ia_threadsafe = "tcp-veth-ts";
-        t.child_netns = tcptest::netns::child_ns();
+        t.child_netns = dattest::netns::child_ns();
     }
-    void TearDown() override { tcptest::netns::destroy(); }
+    void TearDown() override { dattest::netns::destroy(); }
 };
 
 }  // namespace

@@ -15,7 +15,7 @@
 #include "dat_fixture.hpp"
 #include "netns.hpp"
 
-using namespace tcptest;
+using namespace dattest;
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace tcptest {
+namespace dattest {
 
 constexpr const char *kIa = "ofa-v2-tcp-lo";
 constexpr const char *kIaThreadSafe = "ofa-v2-tcp-lo-ts";
@@ -28,6 +28,26 @@ struct Topology {
     std::string child_netns;  // non-empty: spawn()'s child joins this namespace first
 };
 Topology &topology();
+
+// What the IA under test offers, read once with dat_ia_query (in the parent, before any
+// fork): the suite asks the provider instead of knowing providers by name. A case that
+// needs what the IA does not offer is skipped with SKIP_UNSUPPORTED, so that a report
+// lists it, with the reason, instead of dropping it.
+struct Traits {
+    bool open_ok = false;      // the IA opened (if not, every case fails on its own open)
+    std::string transport;     // "tcp" or "verbs" for OpenDAT ("OpenDAT <transport>" vendor
+                               // name); empty for another provider (DAPL's are verbs-based)
+    std::string adapter;       // DAT_IA_ATTR.adapter_name, e.g. the verbs device
+    bool delayed_ack = false;  // provider attribute delayed_ack_supported is "true"
+    bool rmr = false;          // max_rmrs > 0: dat_rmr_create can succeed
+    // A reliable-connected queue pair underneath (every provider but OpenDAT's tcp): an RDMA
+    // write completes only once the target accepted it, so a refused one completes in error
+    // and no asynchronous error follows; the end of a connection can reach the peer as a
+    // disconnect request from the kernel (DISCONNECTED) rather than as a broken link.
+    bool rc = false;
+    bool rc_device_is_rxe() const { return adapter.rfind("rxe", 0) == 0; }
+};
+const Traits &traits();
 bool in_child();         // true in a process made by spawn()
 in_addr own_address();   // this process's IA address
 in_addr peer_address();  // the other process's
@@ -102,7 +122,11 @@ int spawn(const std::function<int()> &body);
 // Waits for the child; returns its exit status (or 128+signal).
 int reap(int pid, int timeout_s = 30);
 
-}  // namespace tcptest
+}  // namespace dattest
+
+// In a test body: skip, reporting the case as one the IA under test cannot support.
+#define SKIP_UNSUPPORTED(why) \
+    GTEST_SKIP() << "UNSUPPORTED on " << ::dattest::topology().ia << ": " << why
 
 // In a child process: fail with the line number as exit status.
 #define CHILD_CHECK(cond)                                                                         \

@@ -1,4 +1,9 @@
-// Two-process integration tests of the tcp provider through the DAT API.
+// The provider-generic conformance suite: two processes, the DAT API only, against the IA
+// named on the command line (main.cpp), so it runs unchanged over any provider and either
+// libdat2. Where the DAT specification leaves a choice to the transport (when an RDMA
+// write completes, how the end of a connection reaches the peer), a case asks the IA's
+// traits (dat_fixture.hpp) and checks the behaviour that transport documents; a case that
+// needs what the IA does not offer is reported UNSUPPORTED with the reason.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -19,7 +24,7 @@
 
 #include "dat_fixture.hpp"
 
-using namespace tcptest;
+using namespace dattest;
 
 namespace {
 
@@ -29,35 +34,6 @@ const char *attr_value(const DAT_PROVIDER_ATTR &pa, const char *name) {
             return pa.provider_specific_attr[i].value;
     return nullptr;
 }
-
-// Raw TCP connection to this process's listening port (port base 0: port = qualifier).
-int raw_connect(DAT_CONN_QUAL qual) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in sin{};
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons(static_cast<std::uint16_t>(qual));
-    sin.sin_addr = own_address();
-    if (::connect(fd, reinterpret_cast<sockaddr *>(&sin), sizeof sin) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-// The tcp provider's frame header (providers/tcp/wire.hpp), rebuilt here on purpose: the
-// test speaks the documented wire format, not the provider's code.
-struct RawHeader {
-    std::uint32_t magic = 0x3154444f;
-    std::uint8_t version = 1;
-    std::uint8_t op = 0;
-    std::uint16_t flags = 0;
-    std::uint32_t length = 0;
-    std::uint32_t seq = 0;
-    std::uint64_t addr = 0;
-    std::uint32_t rkey = 0;
-    std::uint32_t aux = 0;
-};
-static_assert(sizeof(RawHeader) == 32);
 
 // Sets the EP's delayed_ack provider attribute.
 DAT_RETURN set_delayed_ack(DAT_EP_HANDLE ep, bool on) {
@@ -79,7 +55,7 @@ void sync_with_provider(DAT_EP_HANDLE ep) {
 
 }  // namespace
 
-TEST(TcpProvider, AttributesAndEmptyQueues) {
+TEST(Conformance, AttributesAndEmptyQueues) {
     Node n;
     ASSERT_EQ(n.open(), DAT_SUCCESS);
     DAT_IA_ATTR ia_attr;
@@ -98,7 +74,10 @@ TEST(TcpProvider, AttributesAndEmptyQueues) {
     ASSERT_NE(attr_value(pa, "DAT_IB_RDMA_READ"), nullptr);
     EXPECT_STREQ(attr_value(pa, "DAT_IB_RDMA_READ"), "TRUE");
     EXPECT_NE(attr_value(pa, "DAT_IB_TRANSPORT_MTU"), nullptr);
-    EXPECT_STREQ(attr_value(pa, DAT_VENDOR_ATTR_DELAYED_ACK_SUPPORTED), "true");
+    // "true" only where the transport has a delayed-acknowledge control (docs: tcp yes,
+    // verbs no); either way the attribute is there and says which.
+    EXPECT_STREQ(attr_value(pa, DAT_VENDOR_ATTR_DELAYED_ACK_SUPPORTED),
+                 traits().delayed_ack ? "true" : "false");
     EXPECT_STREQ(attr_value(pa, DAT_VENDOR_ATTR_EXTENSION), "1.0");
     EXPECT_STREQ(attr_value(pa, DAT_VENDOR_ATTR_EXT_VERSION), "1.0");
     DAT_TRCLVL_QUERY_FUNC query = nullptr;
@@ -165,7 +144,7 @@ TEST(TcpProvider, AttributesAndEmptyQueues) {
               DAT_CONN_QUAL_UNAVAILABLE);
 }
 
-TEST(TcpProvider, DelayedAckAttribute) {
+TEST(Conformance, DelayedAckAttribute) {
     Node n;
     ASSERT_EQ(n.open(), DAT_SUCCESS);
     ASSERT_EQ(n.make_ep(), DAT_SUCCESS);
@@ -174,9 +153,17 @@ TEST(TcpProvider, DelayedAckAttribute) {
     ASSERT_EQ(p.ep_attr.ep_provider_specific_count, 1);
     EXPECT_STREQ(p.ep_attr.ep_provider_specific[0].name, DAT_EP_ATTR_DELAYED_ACK);
     EXPECT_STREQ(p.ep_attr.ep_provider_specific[0].value, "false");
-    ASSERT_EQ(set_delayed_ack(n.ep, true), DAT_SUCCESS);
-    ASSERT_EQ(dat_ep_query(n.ep, DAT_EP_FIELD_ALL, &p), DAT_SUCCESS);
-    EXPECT_STREQ(p.ep_attr.ep_provider_specific[0].value, "true");
+    if (traits().delayed_ack) {
+        ASSERT_EQ(set_delayed_ack(n.ep, true), DAT_SUCCESS);
+        ASSERT_EQ(dat_ep_query(n.ep, DAT_EP_FIELD_ALL, &p), DAT_SUCCESS);
+        EXPECT_STREQ(p.ep_attr.ep_provider_specific[0].value, "true");
+    } else {
+        // Without the control the attribute cannot be turned on, and stays off.
+        EXPECT_EQ(DAT_GET_TYPE(set_delayed_ack(n.ep, true)), DAT_MODEL_NOT_SUPPORTED);
+        ASSERT_EQ(dat_ep_query(n.ep, DAT_EP_FIELD_ALL, &p), DAT_SUCCESS);
+        EXPECT_STREQ(p.ep_attr.ep_provider_specific[0].value, "false");
+        EXPECT_EQ(set_delayed_ack(n.ep, false), DAT_SUCCESS);
+    }
     DAT_NAMED_ATTR bad{DAT_EP_ATTR_DELAYED_ACK, "maybe"};
     DAT_EP_PARAM q{};
     q.ep_attr.ep_provider_specific_count = 1;
@@ -185,7 +172,7 @@ TEST(TcpProvider, DelayedAckAttribute) {
               DAT_INVALID_PARAMETER);
 }
 
-TEST(TcpProvider, SendRecvMultiSegment) {
+TEST(Conformance, SendRecvMultiSegment) {
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
@@ -265,7 +252,7 @@ TEST(TcpProvider, SendRecvMultiSegment) {
     EXPECT_EQ(reap(pid), 0);
 }
 
-TEST(TcpProvider, RdmaWriteAndRead) {
+TEST(Conformance, RdmaWriteAndRead) {
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
@@ -324,20 +311,27 @@ TEST(TcpProvider, RdmaWriteAndRead) {
     EXPECT_EQ(reap(pid), 0);
 }
 
-// Each kind of bad RDMA access fails at the initiator with a remote access error and
-// leaves the target's memory untouched.
+// Each kind of bad RDMA access fails at the initiator with a remote access error, breaks
+// the connection and leaves the target's memory untouched.
 //
-// An RDMA read, or a write under delayed_ack, completes with DAT_DTO_ERR_REMOTE_ACCESS.
-// Without delayed_ack a write completes once TCP has the data, before the target checks
-// it; the target's refusal then arrives as an asynchronous EP error and the connection
-// breaks (the write itself may already have reported success).
+// An RDMA read completes with DAT_DTO_ERR_REMOTE_ACCESS. So does a write wherever a write
+// completes only once the target accepted it: under delayed_ack, and always on an RC queue
+// pair. Otherwise (tcp, delayed_ack off) a write completes once TCP has the data, before
+// the target checks it; the target's refusal then arrives as an asynchronous EP error (the
+// write itself may already have reported success).
+//
+// The target's connection ends too. tcp reports BROKEN. On RC the target learns it from its
+// own queue pair's access error (BROKEN) or from the initiator's disconnect request
+// (DISCONNECTED), whichever comes first; the specification allows either.
 class Protection : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 TEST_P(Protection, ViolationLeavesTargetUnchanged) {
     // kind: 0 out of range, 1 unknown key, 2 no remote write, 3 read without remote read
     const int kind = std::get<0>(GetParam());
     const bool delayed_ack = std::get<1>(GetParam());
-    const bool sync_error = kind == 3 || delayed_ack;
+    if (delayed_ack && !traits().delayed_ack)
+        SKIP_UNSUPPORTED("needs delayed_ack (delayed_ack_supported is false)");
+    const bool sync_error = kind == 3 || delayed_ack || traits().rc;
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
@@ -412,7 +406,12 @@ TEST_P(Protection, ViolationLeavesTargetUnchanged) {
     ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
     DAT_EVENT ev;
     ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
-    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
+    if (traits().rc)
+        EXPECT_TRUE(ev.event_number == DAT_CONNECTION_EVENT_BROKEN ||
+                    ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED)
+            << std::hex << ev.event_number;
+    else
+        EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
     EXPECT_EQ(reap(pid), 0);
     for (std::size_t i = 0; i < whole.mem.size(); ++i)
         ASSERT_EQ(whole.mem[i], 0x11) << "byte " << i << " changed";
@@ -422,7 +421,7 @@ TEST_P(Protection, ViolationLeavesTargetUnchanged) {
 INSTANTIATE_TEST_SUITE_P(Kinds, Protection,
                          ::testing::Combine(::testing::Values(0, 1, 2, 3), ::testing::Bool()));
 
-TEST(TcpProvider, DisconnectFlushesPostedReceives) {
+TEST(Conformance, DisconnectFlushesPostedReceives) {
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
@@ -446,8 +445,10 @@ TEST(TcpProvider, DisconnectFlushesPostedReceives) {
         DAT_EVENT ev;
         CHILD_CHECK(c.next(c.conn_evd, &ev) == DAT_SUCCESS);
         CHILD_CHECK(ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED);
+        // The flushes follow the disconnect, on another EVD: wait for them (a device may
+        // report them a moment after the connection event).
         for (int i = 0; i < 4; ++i) {
-            CHILD_CHECK(dat_evd_dequeue(c.recv_evd, &ev) == DAT_SUCCESS);
+            CHILD_CHECK(c.next(c.recv_evd, &ev) == DAT_SUCCESS);
             CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_ERR_FLUSHED);
             CHILD_CHECK(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
                         static_cast<DAT_UINT64>(100 + i));
@@ -473,7 +474,10 @@ TEST(TcpProvider, DisconnectFlushesPostedReceives) {
     EXPECT_EQ(reap(pid), 0);
 }
 
-TEST(TcpProvider, KilledPeerBreaksConnection) {
+// A peer process that dies ends the connection. tcp sees the socket close without a
+// disconnect and reports BROKEN; on RC the dead process's kernel sends a disconnect
+// request for it, so DISCONNECTED is as right as BROKEN.
+TEST(Conformance, KilledPeerBreaksConnection) {
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
@@ -501,11 +505,16 @@ TEST(TcpProvider, KilledPeerBreaksConnection) {
     kill(pid, SIGKILL);
     DAT_EVENT ev;
     ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
-    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
+    if (traits().rc)
+        EXPECT_TRUE(ev.event_number == DAT_CONNECTION_EVENT_BROKEN ||
+                    ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED)
+            << std::hex << ev.event_number;
+    else
+        EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
     EXPECT_EQ(reap(pid), 128 + SIGKILL);
 }
 
-TEST(TcpProvider, RejectCarriesPrivateData) {
+TEST(Conformance, RejectCarriesPrivateData) {
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
@@ -549,47 +558,9 @@ TEST(TcpProvider, RejectCarriesPrivateData) {
     EXPECT_EQ(reap(pid), 0);
 }
 
-TEST(TcpProvider, MalformedFramesCloseTheConnection) {
-    Node s;
-    ASSERT_EQ(s.open(), DAT_SUCCESS);
-    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
-    DAT_CONN_QUAL qual = 0;
-    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
-
-    // Garbage instead of a connection request: refused, no CR event.
-    int g = raw_connect(qual);
-    ASSERT_GE(g, 0);
-    char junk[64];
-    std::memset(junk, 0xEE, sizeof junk);
-    ASSERT_EQ(write(g, junk, sizeof junk), static_cast<ssize_t>(sizeof junk));
-    char c;
-    EXPECT_LE(read(g, &c, 1), 0);  // the provider closed it (FIN or, with our junk unread, RST)
-    close(g);
-    DAT_EVENT ev;
-    EXPECT_EQ(DAT_GET_TYPE(s.next(s.cr_evd, &ev, 200000)), DAT_TIMEOUT_EXPIRED);
-
-    // A proper request, accepted, then a frame with an absurd opcode.
-    int fd = raw_connect(qual);
-    ASSERT_GE(fd, 0);
-    RawHeader req;
-    req.op = 1;  // CONN_REQ
-    ASSERT_EQ(write(fd, &req, sizeof req), static_cast<ssize_t>(sizeof req));
-    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
-    RawHeader acc;
-    ASSERT_EQ(read(fd, &acc, sizeof acc), static_cast<ssize_t>(sizeof acc));
-    EXPECT_EQ(acc.op, 2);  // CONN_ACC
-    RawHeader bad;
-    bad.op = 200;
-    bad.length = 0xFFFFFFFF;
-    ASSERT_EQ(write(fd, &bad, sizeof bad), static_cast<ssize_t>(sizeof bad));
-    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
-    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
-    ASSERT_EQ(s.next(s.async_evd, &ev), DAT_SUCCESS);
-    EXPECT_EQ(ev.event_number, DAT_ASYNC_ERROR_EP_BROKEN);
-    close(fd);
-}
-
-TEST(TcpProvider, DelayedAckWaitsForPlacement) {
+TEST(Conformance, DelayedAckWaitsForPlacement) {
+    if (!traits().delayed_ack)
+        SKIP_UNSUPPORTED("needs delayed_ack (delayed_ack_supported is false)");
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
@@ -657,7 +628,7 @@ TEST(TcpProvider, DelayedAckWaitsForPlacement) {
 
 // The thread-safe IA entry: several threads post sends on one EP at once; every message
 // arrives intact and each thread's messages arrive in its posting order.
-TEST(TcpProvider, ThreadSafeConcurrentSends) {
+TEST(Conformance, ThreadSafeConcurrentSends) {
     constexpr int kThreads = 4, kPerThread = 50, kMsg = 64;
     Channel ch;
     int pid = spawn([&] {
@@ -786,7 +757,7 @@ int pingpong(Node &n, Buffer &b, int rounds, bool first) {
 }  // namespace
 
 // Both sides poll with dat_evd_dequeue, which drives progress on the polling thread.
-TEST(TcpProvider, PollingPingPong) {
+TEST(Conformance, PollingPingPong) {
     constexpr int kRounds = 500;
     Channel ch;
     int pid = spawn([&] {
@@ -818,33 +789,45 @@ TEST(TcpProvider, PollingPingPong) {
     EXPECT_EQ(reap(pid), 0);
 }
 
-// A peer that completes the TCP handshake but never answers the connection request: the
-// connect times out with DAT_CONNECTION_EVENT_TIMED_OUT.
-TEST(TcpProvider, ConnectTimesOut) {
-    int l = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in sin{};
-    sin.sin_family = AF_INET;
-    sin.sin_addr = own_address();
-    ASSERT_EQ(bind(l, reinterpret_cast<sockaddr *>(&sin), sizeof sin), 0);
-    ASSERT_EQ(::listen(l, 4), 0);
-    socklen_t len = sizeof sin;
-    getsockname(l, reinterpret_cast<sockaddr *>(&sin), &len);
-    Node c;
-    ASSERT_EQ(c.open(), DAT_SUCCESS);
-    ASSERT_EQ(c.make_ep(), DAT_SUCCESS);
-    auto t0 = std::chrono::steady_clock::now();
-    ASSERT_EQ(dat_ep_connect(c.ep, reinterpret_cast<sockaddr *>(&sin), ntohs(sin.sin_port), 200'000,
-                             0, nullptr, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
-              DAT_SUCCESS);
-    DAT_EVENT ev;
-    ASSERT_EQ(c.next(c.conn_evd, &ev), DAT_SUCCESS);
-    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_TIMED_OUT);
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
-    close(l);
+// A connection request that reaches a listener whose consumer never answers it: the
+// connect ends with DAT_CONNECTION_EVENT_TIMED_OUT within the timeout it was given, not
+// when the transport's own retries run out.
+TEST(Conformance, UnansweredConnectTimesOut) {
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node c;
+        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(ch.recv(&qual));
+        sockaddr_in sin{};
+        sin.sin_family = AF_INET;
+        sin.sin_addr = peer_address();
+        auto t0 = std::chrono::steady_clock::now();
+        CHILD_CHECK(dat_ep_connect(c.ep, reinterpret_cast<sockaddr *>(&sin), qual, 1'000'000, 0,
+                                   nullptr, DAT_QOS_BEST_EFFORT,
+                                   DAT_CONNECT_DEFAULT_FLAG) == DAT_SUCCESS);
+        DAT_EVENT ev;
+        CHILD_CHECK(c.next(c.conn_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_number == DAT_CONNECTION_EVENT_TIMED_OUT);
+        CHILD_CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+        DAT_EP_STATE st;
+        CHILD_CHECK(dat_ep_get_status(c.ep, &st, nullptr, nullptr) == DAT_SUCCESS &&
+                    st == DAT_EP_STATE_DISCONNECTED);
+        return 0;
+    });
+    ch.parent_side();
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    ASSERT_TRUE(ch.send(qual));
+    // The request may arrive (a CR event nobody answers); the child's verdict is the test.
+    EXPECT_EQ(reap(pid, 20), 0);
 }
 
 // dat_ep_reset returns a disconnected EP to UNCONNECTED; both sides connect again.
-TEST(TcpProvider, ResetAndReconnect) {
+TEST(Conformance, ResetAndReconnect) {
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
@@ -903,8 +886,20 @@ TEST(TcpProvider, ResetAndReconnect) {
 }
 
 // A memory window bound to part of an LMR: remote writes inside it land, one beyond it is
-// refused although the LMR covers it; the bind completion arrives on the request EVD.
-TEST(TcpProvider, RmrWindowBoundsRemoteAccess) {
+// refused although the LMR covers it; the bind completion arrives on the request EVD, and
+// unbinding revokes a window's context. Windows are bound on the connected EP (a queue
+// pair binds only once it can send).
+//
+// Soft-RoCE (rxe) checks an access through a window against the range of the window's
+// memory region, not the window's own (measured on Debian's 6.12 kernel: the write past
+// the window lands): on an rxe device that is reported as UNSUPPORTED, elsewhere it fails.
+TEST(Conformance, RmrWindowBoundsRemoteAccess) {
+    constexpr int kWindowNotEnforced = 78;
+    if (!traits().rmr) SKIP_UNSUPPORTED("no memory windows (max_rmrs is 0)");
+    // The refused write must complete in error, not be reported by an asynchronous error
+    // later: RC does that always, tcp under delayed_ack.
+    if (!traits().rc && !traits().delayed_ack)
+        SKIP_UNSUPPORTED("needs write completions that wait for the target (delayed_ack)");
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
@@ -913,13 +908,14 @@ TEST(TcpProvider, RmrWindowBoundsRemoteAccess) {
         CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
         CHILD_CHECK(c.reg(&src, 4096) == DAT_SUCCESS);
         std::memset(src.mem.data(), 0x5C, src.mem.size());
-        CHILD_CHECK(set_delayed_ack(c.ep, true) == DAT_SUCCESS);
+        if (!traits().rc) CHILD_CHECK(set_delayed_ack(c.ep, true) == DAT_SUCCESS);
         DAT_CONN_QUAL qual;
         DAT_RMR_TRIPLET win;
-        CHILD_CHECK(ch.recv(&qual) && ch.recv(&win));
+        CHILD_CHECK(ch.recv(&qual));
         DAT_EVENT_NUMBER outcome;
         CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
                     outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        CHILD_CHECK(ch.recv(&win));
         DAT_LMR_TRIPLET iov = src.iov(0, win.segment_length);
         DAT_DTO_COOKIE ck;
         ck.as_64 = 1;
@@ -936,6 +932,8 @@ TEST(TcpProvider, RmrWindowBoundsRemoteAccess) {
         CHILD_CHECK(dat_ep_post_rdma_write(c.ep, 1, &iov, ck, &past, DAT_COMPLETION_DEFAULT_FLAG) ==
                     DAT_SUCCESS);
         CHILD_CHECK(c.next(c.req_evd, &ev) == DAT_SUCCESS);
+        if (ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS)
+            return kWindowNotEnforced;
         CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_ERR_REMOTE_ACCESS);
         return 0;
     });
@@ -945,10 +943,15 @@ TEST(TcpProvider, RmrWindowBoundsRemoteAccess) {
     ASSERT_EQ(s.open(), DAT_SUCCESS);
     ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
     ASSERT_EQ(s.reg(&region, 8192), DAT_SUCCESS);
-    DAT_RMR_HANDLE rmr;
+    DAT_RMR_HANDLE rmr, spare;
     ASSERT_EQ(dat_rmr_create(s.pz, &rmr), DAT_SUCCESS);
+    ASSERT_EQ(dat_rmr_create(s.pz, &spare), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    ASSERT_TRUE(ch.send(qual));
+    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
     DAT_LMR_TRIPLET part = region.iov(1024, 1024);
-    DAT_RMR_CONTEXT ctx = 0;
+    DAT_RMR_CONTEXT ctx = 0, spare_ctx = 0;
     DAT_RMR_COOKIE ck;
     ck.as_64 = 0xB1;
     ASSERT_EQ(dat_rmr_bind(rmr, region.lmr, &part, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, DAT_VA_TYPE_VA,
@@ -959,104 +962,49 @@ TEST(TcpProvider, RmrWindowBoundsRemoteAccess) {
     ASSERT_EQ(s.next(s.req_evd, &ev), DAT_SUCCESS);
     EXPECT_EQ(ev.event_number, DAT_RMR_BIND_COMPLETION_EVENT);
     EXPECT_EQ(ev.event_data.rmr_completion_event_data.user_cookie.as_64, 0xB1u);
-    DAT_RMR_TRIPLET win{part.virtual_address, part.segment_length, ctx};
-    DAT_CONN_QUAL qual = 0;
-    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
-    ASSERT_TRUE(ch.send(qual) && ch.send(win));
-    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
-    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
-    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
-    EXPECT_EQ(reap(pid), 0);
-    sync_with_provider(s.ep);
-    for (std::size_t i = 0; i < region.mem.size(); ++i)
-        ASSERT_EQ(region.mem[i], (i >= 1024 && i < 2048) ? 0x5C : 0) << i;
-    // Unbinding revokes the context.
-    ASSERT_EQ(dat_rmr_bind(rmr, DAT_HANDLE_NULL, nullptr, DAT_MEM_PRIV_NONE_FLAG, DAT_VA_TYPE_VA,
-                           s.ep, ck, DAT_COMPLETION_SUPPRESS_FLAG, &ctx),
+    EXPECT_EQ(ev.event_data.rmr_completion_event_data.status, DAT_RMR_BIND_SUCCESS);
+    // A second window, bound and unbound: unbinding revokes its context.
+    ASSERT_EQ(dat_rmr_bind(spare, region.lmr, &part, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, DAT_VA_TYPE_VA,
+                           s.ep, ck, DAT_COMPLETION_SUPPRESS_FLAG, &spare_ctx),
+              DAT_SUCCESS);
+    ASSERT_EQ(dat_rmr_bind(spare, DAT_HANDLE_NULL, nullptr, DAT_MEM_PRIV_NONE_FLAG, DAT_VA_TYPE_VA,
+                           s.ep, ck, DAT_COMPLETION_SUPPRESS_FLAG, &spare_ctx),
               DAT_SUCCESS);
     DAT_RMR_PARAM rp;
-    ASSERT_EQ(dat_rmr_query(rmr, DAT_RMR_FIELD_ALL, &rp), DAT_SUCCESS);
+    ASSERT_EQ(dat_rmr_query(spare, DAT_RMR_FIELD_ALL, &rp), DAT_SUCCESS);
     EXPECT_EQ(rp.rmr_context, 0u);
-    ASSERT_EQ(dat_rmr_free(rmr), DAT_SUCCESS);
-}
-
-// Random frames (valid magic and version, random opcode, lengths, addresses and keys,
-// random payload) from a raw socket, connection after connection: the provider never
-// crashes, never writes outside the registered buffers, and each connection ends.
-TEST(TcpProvider, RandomFramesNeverCorruptMemory) {
-    Node s;
-    ASSERT_EQ(s.open(), DAT_SUCCESS);
-    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
-    Buffer recv_buf, region;
-    ASSERT_EQ(s.reg(&recv_buf, 256), DAT_SUCCESS);
-    ASSERT_EQ(s.reg(&region, 4096), DAT_SUCCESS);
-    std::vector<unsigned char> guard(4096, 0xC3);
-    DAT_CONN_QUAL qual = 0;
-    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
-    std::uint64_t rng = 0x9E3779B97F4A7C15ull;
-    auto next = [&] {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        return rng;
-    };
-    for (int round = 0; round < 200; ++round) {
-        std::memset(region.mem.data(), 0xC3, region.mem.size());
-        sync_with_provider(s.ep);
-        DAT_LMR_TRIPLET iov = recv_buf.iov();
-        DAT_DTO_COOKIE ck;
-        ck.as_64 = static_cast<DAT_UINT64>(round);
-        ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
-        int fd = raw_connect(qual);
-        ASSERT_GE(fd, 0);
-        RawHeader req;
-        req.op = 1;
-        ASSERT_EQ(write(fd, &req, sizeof req), static_cast<ssize_t>(sizeof req));
-        ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
-        for (int f = 0; f < 8; ++f) {
-            RawHeader h;
-            // Mostly data-path opcodes (SEND..DISC), sometimes anything.
-            h.op = static_cast<std::uint8_t>((next() % 5) != 0 ? 4 + next() % 7 : next() % 256);
-            h.flags = static_cast<std::uint16_t>(next() & 1);
-            h.length = static_cast<std::uint32_t>(next() % 512);
-            h.seq = static_cast<std::uint32_t>(next());
-            // Aim near the real region half the time: a near miss must still be refused.
-            h.addr = (next() & 1) ? reinterpret_cast<std::uintptr_t>(region.mem.data()) +
-                                        (next() % 8192) - 2048
-                                  : next();
-            h.rkey = (next() & 3) == 0 ? region.lmr_ctx : static_cast<std::uint32_t>(next());
-            h.aux = static_cast<std::uint32_t>(next() % 8192);
-            std::vector<unsigned char> payload(h.length);
-            for (auto &b : payload) b = static_cast<unsigned char>(next());
-            // MSG_NOSIGNAL: the provider may already have closed the connection.
-            if (send(fd, &h, sizeof h, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof h)) break;
-            if (!payload.empty() && send(fd, payload.data(), payload.size(), MSG_NOSIGNAL) < 0)
-                break;
-        }
-        close(fd);
-        DAT_EVENT ev;
-        // The connection ends (broken, or disconnected if a DISC frame came up).
-        for (;;) {
-            ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
-            if (ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED) break;
-        }
+    DAT_RMR_TRIPLET win{part.virtual_address, part.segment_length, ctx};
+    ASSERT_TRUE(ch.send(win));
+    // The child's verdict first: if the window was not enforced, nothing broke.
+    int status = reap(pid);
+    if (status == kWindowNotEnforced && traits().rc_device_is_rxe())
+        SKIP_UNSUPPORTED("device " << traits().adapter
+                                   << " let an RDMA write through a window land outside the "
+                                      "window (inside its LMR); binding, the write inside "
+                                      "the window and unbinding worked");
+    EXPECT_EQ(status, 0);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    if (traits().rc)  // see Protection: the target may hear of it as a disconnect request
         EXPECT_TRUE(ev.event_number == DAT_CONNECTION_EVENT_BROKEN ||
                     ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED)
             << std::hex << ev.event_number;
-        while (dat_evd_dequeue(s.recv_evd, &ev) == DAT_SUCCESS) {
-        }
-        while (dat_evd_dequeue(s.async_evd, &ev) == DAT_SUCCESS) {
-        }
-        sync_with_provider(s.ep);
-        // No key we handed out was used: the region is as we left it.
-        ASSERT_EQ(region.mem, guard) << "round " << round;
-        ASSERT_EQ(dat_ep_reset(s.ep), DAT_SUCCESS);
-    }
+    else
+        EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
+    sync_with_provider(s.ep);
+    for (std::size_t i = 0; i < region.mem.size(); ++i)
+        ASSERT_EQ(region.mem[i], (i >= 1024 && i < 2048) ? 0x5C : 0) << i;
+    ASSERT_EQ(dat_rmr_free(spare), DAT_SUCCESS);
+    ASSERT_EQ(dat_rmr_free(rmr), DAT_SUCCESS);
 }
 
 // A send from memory that is not registered (unknown lmr_context) completes with
 // DAT_DTO_ERR_LOCAL_PROTECTION and breaks the connection, as an RC queue pair would.
-TEST(TcpProvider, LocalProtectionErrorBreaksConnection) {
+//
+// Soft-RoCE (rxe) gives no work completion at all for such a send (measured on Debian's
+// kernel: none within 10 s), so on an rxe device a missing completion is reported as
+// UNSUPPORTED; on any other device it is a failure.
+TEST(Conformance, LocalProtectionErrorBreaksConnection) {
+    constexpr int kNoCompletion = 77;
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
@@ -1076,7 +1024,9 @@ TEST(TcpProvider, LocalProtectionErrorBreaksConnection) {
         CHILD_CHECK(dat_ep_post_send(c.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG) ==
                     DAT_SUCCESS);
         DAT_EVENT ev;
-        CHILD_CHECK(c.next(c.req_evd, &ev) == DAT_SUCCESS);
+        DAT_RETURN rc = c.next(c.req_evd, &ev);
+        if (DAT_GET_TYPE(rc) == DAT_TIMEOUT_EXPIRED) return kNoCompletion;
+        CHILD_CHECK(rc == DAT_SUCCESS);
         CHILD_CHECK(ev.event_data.dto_completion_event_data.user_cookie.as_64 == 42);
         CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_ERR_LOCAL_PROTECTION);
         CHILD_CHECK(c.next(c.conn_evd, &ev) == DAT_SUCCESS);
@@ -1095,18 +1045,29 @@ TEST(TcpProvider, LocalProtectionErrorBreaksConnection) {
     ASSERT_TRUE(ch.send(qual));
     ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
     DAT_EVENT ev;
+    // The child's verdict first: with no completion there, nothing ends the connection.
+    int status = reap(pid, 20);
+    if (status == kNoCompletion && traits().rc_device_is_rxe())
+        SKIP_UNSUPPORTED("device " << traits().adapter
+                                   << " gave no work completion for a send with an invalid lkey");
+    EXPECT_EQ(status, 0);
     ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
-    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
-    EXPECT_EQ(reap(pid), 0);
+    if (traits().rc)  // the initiator's disconnect request may arrive first
+        EXPECT_TRUE(ev.event_number == DAT_CONNECTION_EVENT_BROKEN ||
+                    ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED)
+            << std::hex << ev.event_number;
+    else
+        EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
 }
 
-// The receive path coalesces small frames (one recv() brings in several, staged and copied
-// out) and reads large payloads straight into place. A burst of small sends of every length,
-// with an RDMA write larger than the staging buffer in the middle, arrives while only one
-// receive is posted: the provider stops at the second message, keeps what it has staged,
-// and resumes as receives are posted. Every message lands whole, in order, and the write
-// is placed exactly.
-TEST(TcpProvider, BurstOfSmallSendsAroundLargeWrite) {
+// A burst of small sends of every length, with a large RDMA write in the middle, arrives
+// while only one receive is posted; receives are then posted one at a time. Every message
+// lands whole, in order, and the write is placed exactly. The transport must hold the
+// burst back without losing or reordering it: the tcp provider stops at the second message
+// and keeps what it has staged (its receive path coalesces small frames and reads large
+// payloads straight into place); an RC queue pair retries on receiver-not-ready (our
+// provider asks for unlimited RNR retries).
+TEST(Conformance, BurstOfSmallSendsAroundLargeWrite) {
     constexpr int kMsgs = 200;
     constexpr std::size_t kWrite = 3 * 8192 + 123;  // several staging buffers' worth
     auto pattern = [](int msg, std::size_t i) { return static_cast<unsigned char>(msg * 31 + i); };

@@ -1,5 +1,7 @@
 #include "dat_fixture.hpp"
 
+#include <dat2/dat_trace.h>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -14,7 +16,7 @@
 #include <cstring>
 #include <thread>
 
-namespace tcptest {
+namespace dattest {
 
 namespace {
 bool g_in_child = false;
@@ -28,6 +30,41 @@ in_addr parse(const std::string &a) {
 
 Topology &topology() {
     static Topology t;
+    return t;
+}
+
+const Traits &traits() {
+    static const Traits t = [] {
+        Traits r;
+        DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+        DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+        std::string name = topology().ia;
+        if (dat_ia_open(name.data(), 8, &async, &ia) != DAT_SUCCESS) return r;
+        r.open_ok = true;
+        DAT_IA_ATTR ia_attr{};
+        // DAT_PROVIDER_ATTR has a const member: not default-constructible in C++.
+        alignas(DAT_PROVIDER_ATTR) unsigned char storage[sizeof(DAT_PROVIDER_ATTR)] = {};
+        auto *pa = reinterpret_cast<DAT_PROVIDER_ATTR *>(storage);
+        if (dat_ia_query(ia, nullptr, DAT_IA_FIELD_ALL, &ia_attr, DAT_PROVIDER_FIELD_ALL, pa) ==
+            DAT_SUCCESS) {
+            const std::string vendor = ia_attr.vendor_name;
+            const std::string ours = "OpenDAT ";
+            if (vendor.rfind(ours, 0) == 0) {
+                r.transport = vendor.substr(ours.size());
+                r.transport = r.transport.substr(0, r.transport.find(' '));
+            }
+            r.adapter = ia_attr.adapter_name;
+            r.rmr = ia_attr.max_rmrs > 0;
+            for (DAT_COUNT i = 0; i < pa->num_provider_specific_attr; ++i) {
+                const DAT_NAMED_ATTR &a = pa->provider_specific_attr[i];
+                if (std::strcmp(a.name, DAT_VENDOR_ATTR_DELAYED_ACK_SUPPORTED) == 0)
+                    r.delayed_ack = std::strcmp(a.value, "true") == 0;
+            }
+        }
+        r.rc = r.transport != "tcp";
+        dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG);
+        return r;
+    }();
     return t;
 }
 
@@ -246,4 +283,4 @@ int reap(int pid, int timeout_s) {
     return 128 + WTERMSIG(status);
 }
 
-}  // namespace tcptest
+}  // namespace dattest
