@@ -316,6 +316,12 @@ DAT_RETURN ep_reset(DAT_EP_HANDLE h) noexcept {
 }
 
 namespace {
+// The consumer answers the request: the IA no longer frees it at close.
+void forget_cr(Cr *cr) noexcept {
+    std::lock_guard lk(cr->ia->crs_mu);
+    cr->ia->pending_crs.erase(cr);
+}
+
 DAT_RETURN sp_create(Ia *ia, Header *sp, DAT_CONN_QUAL qual) noexcept {
     DAT_RETURN rc = ia->transport->sp_listen(sp, qual);
     if (rc == DAT_SUCCESS) ia->objects.fetch_add(1);
@@ -471,6 +477,7 @@ DAT_RETURN cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_h, DAT_COUNT pdata_len,
         ep->local_qual = cr->qual;
     }
     cr->magic = kMagicDead;  // the CR is consumed either way
+    forget_cr(cr);
     DAT_RETURN rc = cr->ia->transport->cr_accept(cr, ep, pdata_len, pdata);
     if (rc != DAT_SUCCESS) {
         std::lock_guard lk(ep->mu);
@@ -485,6 +492,7 @@ DAT_RETURN cr_reject(DAT_CR_HANDLE h, DAT_COUNT pdata_len, const DAT_PVOID pdata
     if (pdata_len < 0 || static_cast<std::size_t>(pdata_len) > kMaxPrivateData) return bad_arg(2);
     if (pdata_len > 0 && pdata == nullptr) return bad_arg(3);
     cr->magic = kMagicDead;
+    forget_cr(cr);
     return cr->ia->transport->cr_reject(cr, pdata_len, pdata);
 }
 

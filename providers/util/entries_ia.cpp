@@ -58,6 +58,16 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
         return err(DAT_INVALID_STATE, DAT_INVALID_STATE_IA_IN_USE);
     DAPL_TRC(trace::kNormal, "ia", "closing %s (%d objects left)", ia->instance->name.c_str(),
              ia->objects.load());
+    // Requests nobody answered: refused and freed while the transport still runs.
+    std::unordered_set<Cr *> crs;
+    {
+        std::lock_guard lk(ia->crs_mu);
+        crs.swap(ia->pending_crs);
+    }
+    for (Cr *cr : crs) {
+        cr->magic = kMagicDead;
+        ia->transport->cr_destroy(cr);
+    }
     // Stops the progress engine and releases every socket; objects the consumer did not
     // free stay allocated (their handles become invalid once the transport is gone).
     ia->transport.reset();

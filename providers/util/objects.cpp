@@ -72,7 +72,20 @@ bool post_cr_arrival(Evd *evd, Cr *cr) noexcept {
     d.local_ia_address_ptr = const_cast<sockaddr *>(cr->ia->transport->address());
     d.conn_qual = cr->qual;
     d.cr_handle = cr;
-    return evd->post(ev);
+    Ia *ia = cr->ia;
+    {
+        // Tracked before the consumer can see it (and accept it on another thread).
+        std::lock_guard lk(ia->crs_mu);
+        try {
+            ia->pending_crs.insert(cr);
+        } catch (...) {
+            return false;  // the transport refuses the request
+        }
+    }
+    if (evd->post(ev)) return true;
+    std::lock_guard lk(ia->crs_mu);
+    ia->pending_crs.erase(cr);
+    return false;
 }
 
 void post_async(Ia *ia, DAT_EVENT_NUMBER number, DAT_HANDLE handle) noexcept {

@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 
 #include "util/evd.hpp"
 #include "util/memory.hpp"
@@ -97,6 +98,11 @@ struct Ia : Header {
     bool own_async_evd = false;
     MemTable mem;
     std::atomic<int> objects{0};  // live child objects (informational; close is abrupt)
+    // Connection requests posted to the consumer and not yet accepted or rejected: an
+    // abrupt dat_ia_close hands them back to the transport (cr_destroy), which refuses the
+    // peer and frees them, instead of leaking them.
+    std::mutex crs_mu;
+    std::unordered_set<Cr *> pending_crs;
 
   private:
     std::atomic<DAT_IA_HANDLE> consumer_{nullptr};

@@ -344,7 +344,7 @@ DAT_RETURN VerbsTransport::cr_reject(util::Cr *cr, DAT_COUNT pdata_len,
 
 void VerbsTransport::cr_destroy(util::Cr *cr) noexcept {
     auto *cri = static_cast<CrImpl *>(cr->impl);
-    rdma_reject(cri->id.get(), nullptr, 0);
+    if (cri->id) rdma_reject(cri->id.get(), nullptr, 0);
     cri->id.reset();
     park(cri);
     delete cr;
