@@ -308,10 +308,14 @@ DAT_RETURN ep_free(DAT_EP_HANDLE h) noexcept {
 DAT_RETURN ep_reset(DAT_EP_HANDLE h) noexcept {
     Ep *ep = as<Ep>(h);
     if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
-    std::lock_guard lk(ep->mu);
-    if (ep->state != DAT_EP_STATE_DISCONNECTED && ep->state != DAT_EP_STATE_UNCONNECTED)
-        return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_CONNECTED);
-    ep->state = DAT_EP_STATE_UNCONNECTED;
+    {
+        std::lock_guard lk(ep->mu);
+        if (ep->state != DAT_EP_STATE_DISCONNECTED && ep->state != DAT_EP_STATE_UNCONNECTED)
+            return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_CONNECTED);
+        ep->state = DAT_EP_STATE_UNCONNECTED;
+    }
+    // Outside ep->mu: the transport takes it itself if it needs it.
+    ep->ia->transport->ep_reset(ep);
     return DAT_SUCCESS;
 }
 

@@ -1,4 +1,5 @@
-// EVD entry points: validation and parameter handling around util::Evd.
+// EVD entry points: validation and parameter handling around util::Evd. A DTO EVD may
+// have a transport backend (util::EvdBackend); util::Evd dispatches to it.
 #include <new>
 
 #include "util/entries.hpp"
@@ -29,6 +30,14 @@ DAT_RETURN evd_create(DAT_IA_HANDLE h, DAT_COUNT qlen, DAT_CNO_HANDLE cno_h, DAT
         return kNoMemory;
     }
     evd->set_progress(ia->transport.get());
+    if (flags & DAT_EVD_DTO_FLAG) {
+        // The transport may put a device queue behind it (evd->set_backend).
+        if (DAT_RETURN rc = ia->transport->evd_create_dto(evd); rc != DAT_SUCCESS) {
+            evd->set_cno(nullptr);  // gives back the CNO's use count
+            delete evd;
+            return rc;
+        }
+    }
     ia->objects.fetch_add(1);
     *out = evd;
     return DAT_SUCCESS;

@@ -45,8 +45,13 @@ DAT_RETURN ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR_MASK
     if (prov_mask != 0 && prov_attr == nullptr) return bad_arg(6);
     if (async_evd != nullptr) *async_evd = ia->async_evd;
     // We fill every field; the masks only say which ones the consumer reads.
-    if (ia_attr != nullptr && ia_mask != 0) fill_ia_attr(ia, ia_attr);
-    if (prov_attr != nullptr && prov_mask != 0) fill_provider_attr(ia, prov_attr);
+    if (ia_mask == 0) ia_attr = nullptr;
+    if (prov_mask == 0) prov_attr = nullptr;
+    if (ia_attr != nullptr) fill_ia_attr(ia, ia_attr);
+    if (prov_attr != nullptr) fill_provider_attr(ia, prov_attr);
+    // The device's own identity and limits over the generic values.
+    if (ia_attr != nullptr || prov_attr != nullptr)
+        ia->transport->ia_attributes(ia_attr, prov_attr);
     return DAT_SUCCESS;
 }
 
@@ -105,6 +110,10 @@ DAT_RETURN pz_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE *out) noexcept {
     if (out == nullptr) return bad_arg(2);
     Pz *pz = new (std::nothrow) Pz(ia->provider, ia);
     if (pz == nullptr) return kNoMemory;
+    if (DAT_RETURN rc = ia->transport->pz_create(pz); rc != DAT_SUCCESS) {
+        delete pz;
+        return rc;
+    }
     ia->objects.fetch_add(1);
     *out = pz;
     return DAT_SUCCESS;
@@ -122,6 +131,7 @@ DAT_RETURN pz_free(DAT_PZ_HANDLE h) noexcept {
     Pz *pz = as<Pz>(h);
     if (pz == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PZ);
     if (pz->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE);
+    pz->ia->transport->pz_destroy(pz);
     pz->ia->objects.fetch_sub(1);
     delete pz;
     return DAT_SUCCESS;
@@ -173,7 +183,7 @@ DAT_RETURN cno_wait(DAT_CNO_HANDLE h, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd) 
     Cno *cno = as<Cno>(h);
     if (cno == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CNO);
     if (evd == nullptr) return bad_arg(3);
-    return cno->wait(timeout, evd);
+    return cno->ia->transport->cno_wait(cno, timeout, evd);
 }
 
 }  // namespace opendat::util::entry

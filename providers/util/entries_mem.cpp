@@ -1,6 +1,8 @@
-// LMR and RMR entry points.
+// LMR and RMR entry points: DAT's checks and the use counts here, the registration itself
+// in the transport's hooks (util/transport.hpp; the default is software keys).
 #include <new>
 
+#include "trace/trace.hpp"
 #include "util/entries.hpp"
 #include "util/objects.hpp"
 
@@ -43,14 +45,9 @@ DAT_RETURN lmr_create(DAT_IA_HANDLE h, DAT_MEM_TYPE mem_type, DAT_REGION_DESCRIP
     lmr->pz = pz;
     lmr->range = range;
     lmr->va_type = va_type;
-    try {
-        DAT_RETURN rc = ia->mem.add(KeyKind::Lmr, range, &lmr->lmr_context);
-        if (rc == DAT_SUCCESS) rc = ia->mem.add(KeyKind::Rmr, range, &lmr->rmr_context);
-        if (rc != DAT_SUCCESS) throw std::bad_alloc();
-    } catch (...) {
-        ia->mem.remove(KeyKind::Lmr, lmr->lmr_context);
+    if (DAT_RETURN rc = ia->transport->lmr_register(lmr); rc != DAT_SUCCESS) {
         delete lmr;
-        return kNoMemory;
+        return rc;
     }
     pz->users.fetch_add(1);
     ia->objects.fetch_add(1);
@@ -83,9 +80,13 @@ DAT_RETURN lmr_query(DAT_LMR_HANDLE h, DAT_LMR_PARAM_MASK mask, DAT_LMR_PARAM *p
 DAT_RETURN lmr_free(DAT_LMR_HANDLE h) noexcept {
     Lmr *lmr = as<Lmr>(h);
     if (lmr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_LMR);
-    // Removing the keys first means no later remote access can reach this memory.
-    lmr->ia->mem.remove(KeyKind::Lmr, lmr->lmr_context);
-    lmr->ia->mem.remove(KeyKind::Rmr, lmr->rmr_context);
+    if (lmr->windows.load() > 0) {
+        DAPL_TRC(trace::kError, "mem", "dat_lmr_free: %d RMR(s) still bound to LMR %p",
+                 lmr->windows.load(), static_cast<void *>(lmr));
+        return err(DAT_INVALID_STATE);
+    }
+    // Deregistering first means no later access, local or remote, can reach this memory.
+    lmr->ia->transport->lmr_deregister(lmr);
     lmr->pz->users.fetch_sub(1);
     lmr->ia->objects.fetch_sub(1);
     delete lmr;
@@ -99,6 +100,10 @@ DAT_RETURN rmr_create(DAT_PZ_HANDLE pz_h, DAT_RMR_HANDLE *out) noexcept {
     Rmr *rmr = new (std::nothrow) Rmr(pz->provider, pz->ia);
     if (rmr == nullptr) return kNoMemory;
     rmr->pz = pz;
+    if (DAT_RETURN rc = pz->ia->transport->rmr_create(rmr); rc != DAT_SUCCESS) {
+        delete rmr;
+        return rc;
+    }
     pz->users.fetch_add(1);
     pz->ia->objects.fetch_add(1);
     *out = rmr;
@@ -119,8 +124,17 @@ DAT_RETURN rmr_query(DAT_RMR_HANDLE h, DAT_RMR_PARAM_MASK mask, DAT_RMR_PARAM *p
     return DAT_SUCCESS;
 }
 
-// Binding is synchronous here: the window is re-keyed (so a context handed out for an
-// earlier binding is revoked), then the bind completion is posted on the EP's request EVD.
+namespace {
+// Which LMR a window is bound to, and how many windows each LMR has (dat_lmr_free refuses
+// an LMR windows are bound to: DAT_INVALID_STATE).
+void bind_to(Rmr *rmr, Lmr *lmr) noexcept {
+    if (rmr->bound == lmr) return;
+    if (rmr->bound != nullptr) rmr->bound->windows.fetch_sub(1);
+    if (lmr != nullptr) lmr->windows.fetch_add(1);
+    rmr->bound = lmr;
+}
+}  // namespace
+
 DAT_RETURN rmr_bind(DAT_RMR_HANDLE h, DAT_LMR_HANDLE lmr_h, const DAT_LMR_TRIPLET *t,
                     DAT_MEM_PRIV_FLAGS priv, DAT_VA_TYPE va_type, DAT_EP_HANDLE ep_h,
                     DAT_RMR_COOKIE cookie, DAT_COMPLETION_FLAGS flags,
@@ -129,49 +143,28 @@ DAT_RETURN rmr_bind(DAT_RMR_HANDLE h, DAT_LMR_HANDLE lmr_h, const DAT_LMR_TRIPLE
     if (rmr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_RMR);
     Ep *ep = as<Ep>(ep_h);
     if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
-    Ia *ia = rmr->ia;
-    if (rmr->rmr_context != 0) {
-        ia->mem.remove(KeyKind::Rmr, rmr->rmr_context);
-        rmr->rmr_context = 0;
-    }
+    Lmr *lmr = nullptr;
     if (lmr_h != DAT_HANDLE_NULL) {  // NULL LMR = unbind
-        Lmr *lmr = as<Lmr>(lmr_h);
+        lmr = as<Lmr>(lmr_h);
         if (lmr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_LMR);
         if (t == nullptr) return bad_arg(3);
-        if (lmr->pz != rmr->pz) return err(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-        std::uint64_t len = t->segment_length;
-        if (ia->mem.check(KeyKind::Lmr, lmr->lmr_context, nullptr, t->virtual_address, len,
-                          DAT_MEM_PRIV_NONE_FLAG) != DAT_DTO_SUCCESS)
-            return err(DAT_LENGTH_ERROR);
-        MemRange r{t->virtual_address, len, static_cast<DAT_MEM_PRIV_FLAGS>(priv & lmr->range.priv),
-                   rmr->pz};
-        std::uint32_t key = 0;
-        try {
-            if (ia->mem.add(KeyKind::Rmr, r, &key) != DAT_SUCCESS) return kNoMemory;
-        } catch (...) {
-            return kNoMemory;
-        }
-        rmr->rmr_context = key;
-        rmr->triplet = *t;
-        rmr->priv = priv;
-        rmr->va_type = va_type;
+        if (lmr->pz != rmr->pz) return bad_arg(2);
     }
+    DAT_RETURN rc = rmr->ia->transport->rmr_bind(rmr, lmr, t, priv, va_type, ep, cookie, flags);
+    if (rc != DAT_SUCCESS) {
+        if (rmr->rmr_context == 0) bind_to(rmr, nullptr);  // the failed bind revoked it
+        return rc;
+    }
+    bind_to(rmr, lmr);
     if (ctx_out != nullptr) *ctx_out = rmr->rmr_context;
-    if (!(flags & DAT_COMPLETION_SUPPRESS_FLAG) && ep->request_evd != nullptr) {
-        DAT_EVENT ev{};
-        ev.event_number = DAT_RMR_BIND_COMPLETION_EVENT;
-        ev.event_data.rmr_completion_event_data.rmr_handle = rmr;
-        ev.event_data.rmr_completion_event_data.user_cookie = cookie;
-        ev.event_data.rmr_completion_event_data.status = DAT_RMR_BIND_SUCCESS;
-        ep->request_evd->post(ev);
-    }
     return DAT_SUCCESS;
 }
 
 DAT_RETURN rmr_free(DAT_RMR_HANDLE h) noexcept {
     Rmr *rmr = as<Rmr>(h);
     if (rmr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_RMR);
-    if (rmr->rmr_context != 0) rmr->ia->mem.remove(KeyKind::Rmr, rmr->rmr_context);
+    rmr->ia->transport->rmr_free(rmr);
+    bind_to(rmr, nullptr);
     rmr->pz->users.fetch_sub(1);
     rmr->ia->objects.fetch_sub(1);
     delete rmr;

@@ -1,11 +1,16 @@
 #include "util/evd.hpp"
 
 #include <chrono>
+#include <type_traits>
 
 #include "trace/trace.hpp"
 #include "util/objects.hpp"  // Transport
 
 namespace opendat::util {
+
+// A handle is the object's address and libdat2 reads the table pointer at offset 0: no
+// vtable pointer may go there (a backend is a separate object, see EvdBackend).
+static_assert(!std::is_polymorphic_v<Evd>);
 
 namespace {
 // A condition-variable wait with DAT's microsecond timeout (INFINITE = forever).
@@ -55,7 +60,7 @@ bool Evd::pop_locked(DAT_EVENT *out) noexcept {
     return true;
 }
 
-DAT_RETURN Evd::dequeue(DAT_EVENT *out) noexcept {
+DAT_RETURN Evd::ring_dequeue(DAT_EVENT *out) noexcept {
     {
         std::lock_guard lk(mu_);
         if (pop_locked(out)) return DAT_SUCCESS;
@@ -72,6 +77,12 @@ DAT_RETURN Evd::dequeue(DAT_EVENT *out) noexcept {
 
 DAT_RETURN Evd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
                      DAT_COUNT *nmore) noexcept {
+    if (backend_ != nullptr) return backend_->wait(timeout_us, threshold, out, nmore);
+    return ring_wait(timeout_us, threshold, out, nmore);
+}
+
+DAT_RETURN Evd::ring_wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
+                          DAT_COUNT *nmore) noexcept {
     std::unique_lock lk(mu_);
     if (threshold <= 0 || static_cast<std::size_t>(threshold) > ring_.size()) return bad_arg(3);
     if (!waitable_) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE);
@@ -91,6 +102,10 @@ DAT_RETURN Evd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out
 }
 
 DAT_RETURN Evd::resize(DAT_COUNT qlen) noexcept {
+    return backend_ != nullptr ? backend_->resize(qlen) : ring_resize(qlen);
+}
+
+DAT_RETURN Evd::ring_resize(DAT_COUNT qlen) noexcept {
     std::lock_guard lk(mu_);
     if (qlen <= 0 || static_cast<std::size_t>(qlen) < count_) return bad_arg(2);
     try {
@@ -105,9 +120,12 @@ DAT_RETURN Evd::resize(DAT_COUNT qlen) noexcept {
 }
 
 DAT_RETURN Evd::set_waitable(bool waitable) noexcept {
-    std::lock_guard lk(mu_);
-    waitable_ = waitable;
-    if (!waitable) cv_.notify_all();  // unwaitable releases current waiters
+    {
+        std::lock_guard lk(mu_);
+        waitable_ = waitable;
+        if (!waitable) cv_.notify_all();  // unwaitable releases current waiters
+    }
+    if (!waitable && backend_ != nullptr) backend_->unwaitable();  // and the backend's
     return DAT_SUCCESS;
 }
 
@@ -118,11 +136,21 @@ DAT_RETURN Evd::set_enabled(bool enabled) noexcept {
 }
 
 DAT_RETURN Evd::set_cno(Cno *cno) noexcept {
-    std::lock_guard lk(mu_);
-    if (cno_ != nullptr) cno_->users.fetch_sub(1);
-    cno_ = cno;
-    if (cno_ != nullptr) cno_->users.fetch_add(1);
+    Cno *from = nullptr;
+    {
+        std::lock_guard lk(mu_);
+        from = cno_;
+        if (cno_ != nullptr) cno_->users.fetch_sub(1);
+        cno_ = cno;
+        if (cno_ != nullptr) cno_->users.fetch_add(1);
+    }
+    if (backend_ != nullptr && from != cno) backend_->cno_changed(from, cno);
     return DAT_SUCCESS;
+}
+
+void Evd::set_backend(std::unique_ptr<EvdBackend> b) noexcept {
+    backend_ = std::move(b);
+    if (Cno *c = cno(); backend_ != nullptr && c != nullptr) backend_->cno_changed(nullptr, c);
 }
 
 DAT_COUNT Evd::qlen() const noexcept {

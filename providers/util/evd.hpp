@@ -4,10 +4,15 @@
 // (done by the transport's progress thread or inline by a post call) never allocates.
 // Waiting uses a condition variable; an EVD attached to a CNO triggers it when an event
 // arrives and nobody is waiting on the EVD itself.
+//
+// A transport whose completions do not pass through util (verbs: a completion queue)
+// gives a DTO EVD an EvdBackend at create (Transport::evd_create_dto); dequeue, wait and
+// resize then go to the backend, and the ring only carries the EVD's other streams.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -18,6 +23,24 @@ namespace opendat::util {
 struct Cno;
 class Transport;
 
+// The device side of a DTO EVD. A separate polymorphic object rather than a virtual Evd:
+// handles are object addresses and the Header (the dispatch word) must sit at offset 0,
+// where a vtable pointer would go. Owned by its EVD; called with no EVD lock held.
+class EvdBackend {
+  public:
+    virtual ~EvdBackend() = default;
+    // The dat_evd_* semantics, after util checked the handle and the output pointer.
+    virtual DAT_RETURN dequeue(DAT_EVENT *out) noexcept = 0;
+    virtual DAT_RETURN wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
+                            DAT_COUNT *nmore) noexcept = 0;
+    virtual DAT_RETURN resize(DAT_COUNT qlen) noexcept = 0;
+    // dat_evd_set_unwaitable was called: release a waiter blocked outside util.
+    virtual void unwaitable() noexcept {}
+    // The EVD's CNO changed (create with a CNO, dat_evd_modify_cno, free). Either may be
+    // nullptr.
+    virtual void cno_changed(Cno * /*from*/, Cno * /*to*/) noexcept {}
+};
+
 struct Evd : Header {
     static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_EVD;
 
@@ -27,13 +50,21 @@ struct Evd : Header {
     // event is dropped and the caller reports an overflow.
     bool post(const DAT_EVENT &ev) noexcept;
 
-    // dat_evd_dequeue: exactly DAT_QUEUE_EMPTY (no class bit) for an empty DTO EVD, as the
-    // reference's CQ path does (dtest -p compares with the bare enumerator); other EVDs
-    // answer DAT_CLASS_ERROR|DAT_QUEUE_EMPTY like the reference's software queues.
-    DAT_RETURN dequeue(DAT_EVENT *out) noexcept;
+    // dat_evd_dequeue/wait/resize: the backend's if there is one, else the ring's.
+    DAT_RETURN dequeue(DAT_EVENT *out) noexcept {
+        return backend_ != nullptr ? backend_->dequeue(out) : ring_dequeue(out);
+    }
     DAT_RETURN wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
                     DAT_COUNT *nmore) noexcept;
     DAT_RETURN resize(DAT_COUNT qlen) noexcept;
+
+    // The software ring itself (a backend uses it for the EVD's non-DTO streams).
+    // Dequeue: exactly DAT_QUEUE_EMPTY (no class bit) for an empty DTO EVD, as the
+    // reference's CQ path does (dtest -p compares with the bare enumerator); other EVDs
+    // answer DAT_CLASS_ERROR|DAT_QUEUE_EMPTY like the reference's software queues.
+    DAT_RETURN ring_dequeue(DAT_EVENT *out) noexcept;
+    DAT_RETURN ring_resize(DAT_COUNT qlen) noexcept;
+
     DAT_RETURN set_waitable(bool waitable) noexcept;
     DAT_RETURN set_enabled(bool enabled) noexcept;
     DAT_RETURN set_cno(Cno *cno) noexcept;
@@ -46,9 +77,14 @@ struct Evd : Header {
     std::atomic<int> users{0};  // EPs/PSPs/RSPs naming this EVD: freeing it is refused
     // Set at create: whom an empty polling dequeue asks for inline progress.
     void set_progress(Transport *t) noexcept { progress_ = t; }
+    // Set at create, before the handle is returned; told about the EVD's current CNO.
+    void set_backend(std::unique_ptr<EvdBackend> b) noexcept;
+    EvdBackend *backend() const noexcept { return backend_.get(); }
 
   private:
     bool pop_locked(DAT_EVENT *out) noexcept;
+    DAT_RETURN ring_wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
+                         DAT_COUNT *nmore) noexcept;
 
     mutable std::mutex mu_;
     std::condition_variable cv_;
@@ -60,6 +96,7 @@ struct Evd : Header {
     int waiters_ = 0;
     Cno *cno_ = nullptr;
     Transport *progress_ = nullptr;
+    std::unique_ptr<EvdBackend> backend_;  // last: destroyed first, it may use the ring
 };
 
 struct Cno : Header {

@@ -20,6 +20,7 @@ struct Pz : Header {
     static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_PZ;
     Pz(const DAT_PROVIDER *p, Ia *ia) : Header(p, kType, ia) {}
     std::atomic<int> users{0};  // LMRs, RMRs, EPs in this PZ
+    void *impl = nullptr;       // the transport's (verbs: the protection domain)
 };
 
 // One registered range, as the key table sees it.
@@ -62,6 +63,8 @@ struct Lmr : Header {
     DAT_VA_TYPE va_type = DAT_VA_TYPE_VA;
     std::uint32_t lmr_context = 0;
     std::uint32_t rmr_context = 0;  // 0 when the LMR grants no remote access
+    void *impl = nullptr;           // the transport's (verbs: the memory region)
+    std::atomic<int> windows{0};    // RMRs bound to it: dat_lmr_free waits for them to go
 };
 
 struct Rmr : Header {
@@ -72,6 +75,10 @@ struct Rmr : Header {
     DAT_MEM_PRIV_FLAGS priv = DAT_MEM_PRIV_NONE_FLAG;
     DAT_VA_TYPE va_type = DAT_VA_TYPE_VA;
     std::uint32_t rmr_context = 0;  // 0 while unbound
+    void *impl = nullptr;           // the transport's (verbs: the memory window)
+    // The LMR the window is bound to (nullptr while unbound). A verbs unbind is a
+    // zero-length bind that must still name a memory region: this one.
+    Lmr *bound = nullptr;
 };
 
 }  // namespace opendat::util

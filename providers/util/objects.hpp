@@ -1,11 +1,12 @@
-// The IA, endpoint and connection-management objects, and the narrow interface a
-// transport (tcp today, verbs later) implements underneath them.
+// The IA, endpoint and connection-management objects, and the reports a transport makes
+// back to util.
 //
 // util/ owns the DAT semantics: handle validation, parameter checks, EP states and the
-// events that report them, queries. A Transport owns the wire: sockets or queue pairs,
-// connection handshakes, moving bytes. The entry points in entries_*.cpp validate, then
-// call the Transport; the Transport reports back through the ep_* helpers below, which
-// set the EP state and post the DAT events.
+// events that report them, queries. A Transport (util/transport.hpp) owns the wire and
+// the device: sockets or queue pairs, connection handshakes, moving bytes, device
+// memory and completion queues. The entry points in entries_*.cpp validate, then call
+// the Transport; the Transport reports back through the ep_* helpers below, which set
+// the EP state and post the DAT events.
 #pragma once
 
 #include <sys/socket.h>
@@ -20,6 +21,7 @@
 #include "util/evd.hpp"
 #include "util/memory.hpp"
 #include "util/object.hpp"
+#include "util/transport.hpp"
 
 namespace opendat::util {
 
@@ -30,61 +32,6 @@ struct Cr;
 struct ProviderInstance;
 
 constexpr std::size_t kMaxPrivateData = 256;  // DAT_PROVIDER_ATTR.max_private_data_size
-
-// Limits a transport advertises; the attribute builders copy them into DAT_IA_ATTR,
-// DAT_PROVIDER_ATTR and the default DAT_EP_ATTR.
-struct Limits {
-    DAT_COUNT max_eps = 4096;
-    DAT_COUNT max_dto_per_ep = 4096;
-    DAT_COUNT max_rdma_read_per_ep = 64;
-    DAT_COUNT max_evds = 4096;
-    DAT_COUNT max_evd_qlen = 1 << 20;
-    DAT_COUNT max_iov = 16;
-    DAT_COUNT max_lmrs = 1 << 20;
-    DAT_SEG_LENGTH max_message_size = 0x7fffffff;
-    DAT_SEG_LENGTH max_rdma_size = 0x7fffffff;
-    DAT_COUNT transport_mtu = 65536;
-    bool delayed_ack_supported = false;
-    const char *transport_name = "";
-};
-
-class Transport {
-  public:
-    virtual ~Transport() = default;
-    virtual const Limits &limits() const noexcept = 0;
-    // The IA's own address (DAT_IA_ATTR.ia_address_ptr); owned by the transport.
-    virtual const sockaddr *address() const noexcept = 0;
-
-    virtual DAT_RETURN ep_create(Ep *ep) noexcept = 0;
-    // Abrupt teardown, no events; the object is freed by the caller afterwards.
-    virtual void ep_destroy(Ep *ep) noexcept = 0;
-    virtual DAT_RETURN ep_connect(Ep *ep, const sockaddr *remote, DAT_CONN_QUAL qual,
-                                  DAT_TIMEOUT timeout_us, DAT_COUNT pdata_len,
-                                  const void *pdata) noexcept = 0;
-    virtual DAT_RETURN ep_disconnect(Ep *ep, DAT_CLOSE_FLAGS flags) noexcept = 0;
-    virtual DAT_RETURN ep_post_send(Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                    DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept = 0;
-    virtual DAT_RETURN ep_post_recv(Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                    DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept = 0;
-    virtual DAT_RETURN ep_post_rdma_write(Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                          DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                                          DAT_COMPLETION_FLAGS flags) noexcept = 0;
-    virtual DAT_RETURN ep_post_rdma_read(Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                         DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                                         DAT_COMPLETION_FLAGS flags) noexcept = 0;
-    // Whether send/recv work is outstanding (dat_ep_get_status).
-    virtual void ep_idle(Ep *ep, bool *recv_idle, bool *request_idle) noexcept = 0;
-
-    virtual DAT_RETURN sp_listen(Header *sp, DAT_CONN_QUAL qual) noexcept = 0;  // PSP or RSP
-    virtual void sp_close(Header *sp) noexcept = 0;
-    virtual DAT_RETURN cr_accept(Cr *cr, Ep *ep, DAT_COUNT pdata_len,
-                                 const void *pdata) noexcept = 0;
-    virtual DAT_RETURN cr_reject(Cr *cr, DAT_COUNT pdata_len, const void *pdata) noexcept = 0;
-    virtual void cr_destroy(Cr *cr) noexcept = 0;  // CR freed without accept/reject (IA close)
-    // A consumer polls an empty DTO EVD: make progress on its thread, without blocking,
-    // so that polling costs no thread hop. May do nothing.
-    virtual void progress_inline() noexcept {}
-};
 
 struct Ia : Header {
     static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_IA;

@@ -193,7 +193,8 @@ void VerbsTransport::break_connection(EpImpl *impl) noexcept {
     util::ep_connection_ended(ep, DAT_CONNECTION_EVENT_BROKEN);
 }
 
-void VerbsTransport::ep_reset_qp(util::Ep *ep) noexcept {
+// util has moved the EP to UNCONNECTED (dat_ep_reset).
+void VerbsTransport::ep_reset(util::Ep *ep) noexcept {
     auto *impl = static_cast<EpImpl *>(ep->impl);
     std::lock_guard lk(ep->mu);
     if (impl->qp && impl->qp->state != IBV_QPS_INIT && qp_reset_to_init(impl) != 0)

@@ -1,4 +1,4 @@
-// dat_cno_wait over CQ-backed EVDs.
+// dat_cno_wait over CQ-backed EVDs (the VerbsTransport::cno_wait hook).
 //
 // util's CNO is triggered by events posted to software EVDs. Completions never pass
 // through util, so a CNO fed by CQ-backed EVDs waits on their completion channels itself:
@@ -12,9 +12,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "util/entries.hpp"
 #include "util/objects.hpp"
 #include "verbs/cq_evd.hpp"
+#include "verbs/transport.hpp"
 
 namespace opendat::verbs {
 
@@ -43,12 +43,9 @@ void cno_detach(util::Cno *cno, CqEvd *evd) noexcept {
         }
 }
 
-namespace entry {
-
-DAT_RETURN cno_wait(DAT_CNO_HANDLE h, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *out) noexcept {
-    auto *cno = util::as<util::Cno>(h);
-    if (cno == nullptr) return util::invalid_handle(DAT_HANDLE_TYPE_CNO);
-    if (out == nullptr) return util::bad_arg(3);
+// util has checked the CNO handle and `out`.
+DAT_RETURN VerbsTransport::cno_wait(util::Cno *cno, DAT_TIMEOUT timeout,
+                                    DAT_EVD_HANDLE *out) noexcept {
     std::vector<CqEvd *> evds;
     std::vector<pollfd> fds;
     try {
@@ -59,7 +56,7 @@ DAT_RETURN cno_wait(DAT_CNO_HANDLE h, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *out) 
     } catch (...) {
         return util::kNoMemory;
     }
-    if (evds.empty()) return util::entry::cno_wait(h, timeout, out);
+    if (evds.empty()) return cno->wait(timeout, out);  // fed by software EVDs only
     using clock = std::chrono::steady_clock;
     const bool infinite = timeout == DAT_TIMEOUT_INFINITE;
     const auto deadline = clock::now() + std::chrono::microseconds(infinite ? 0 : timeout);
@@ -72,7 +69,7 @@ DAT_RETURN cno_wait(DAT_CNO_HANDLE h, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *out) 
         }
         for (CqEvd *evd : evds)
             if (evd->has_event()) {
-                *out = evd;
+                *out = evd->evd();
                 return DAT_SUCCESS;
             }
         if (!armed) {
@@ -96,5 +93,4 @@ DAT_RETURN cno_wait(DAT_CNO_HANDLE h, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *out) 
     }
 }
 
-}  // namespace entry
 }  // namespace opendat::verbs

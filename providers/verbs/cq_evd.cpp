@@ -8,9 +8,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <new>
 
 #include "trace/trace.hpp"
-#include "util/entries.hpp"
 #include "util/objects.hpp"
 #include "verbs/ep_impl.hpp"
 #include "verbs/transport.hpp"
@@ -24,15 +24,15 @@ constexpr DAT_EVD_FLAGS kCqOnly =
 constexpr int kMixedSliceMs = 10;
 }  // namespace
 
-CqEvd::CqEvd(const DAT_PROVIDER *p, util::Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f)
-    : util::Evd(p, ia, qlen, f, nullptr), mixed((f & ~kCqOnly) != 0) {}
+CqEvd::CqEvd(util::Evd *evd) : mixed((evd->flags & ~kCqOnly) != 0), evd_(evd) {}
 
 DAT_RETURN CqEvd::open(ibv_context *ctx, DAT_COUNT qlen) noexcept {
     ch_.reset(ibv_create_comp_channel(ctx));
     if (!ch_) return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEVD);
     int fl = fcntl(ch_->fd, F_GETFL);
     fcntl(ch_->fd, F_SETFL, fl | O_NONBLOCK);
-    cq_.reset(ibv_create_cq(ctx, qlen, this, ch_.get(), 0));
+    // The CQ's context is the EVD: the CM thread reports a CQ error on its handle.
+    cq_.reset(ibv_create_cq(ctx, qlen, evd_, ch_.get(), 0));
     if (!cq_) {
         DAPL_TRC(trace::kError, "verbs", "ibv_create_cq(%d): %s", qlen, std::strerror(errno));
         return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEVD);
@@ -62,7 +62,7 @@ bool CqEvd::convert(const ibv_wc &wc, DAT_EVENT *out) noexcept {
         owner->tr->break_connection(owner);
     }
     std::memset(out, 0, offsetof(DAT_EVENT, event_extension_data));
-    out->evd_handle = this;
+    out->evd_handle = evd_;
     if (slot->op == DAT_DTO_BIND_MW) {
         out->event_number = DAT_RMR_BIND_COMPLETION_EVENT;
         auto &r = out->event_data.rmr_completion_event_data;
@@ -85,7 +85,7 @@ bool CqEvd::convert(const ibv_wc &wc, DAT_EVENT *out) noexcept {
     return true;
 }
 
-DAT_RETURN CqEvd::dequeue_cq(DAT_EVENT *out) noexcept {
+DAT_RETURN CqEvd::dequeue(DAT_EVENT *out) noexcept {
     if (staged_.load(std::memory_order_acquire) != 0) {
         std::lock_guard lk(stage_mu_);
         if (pop_staged_locked(out)) return DAT_SUCCESS;
@@ -93,7 +93,7 @@ DAT_RETURN CqEvd::dequeue_cq(DAT_EVENT *out) noexcept {
     ibv_wc wc;
     while (ibv_poll_cq(cq_.get(), 1, &wc) == 1)
         if (convert(wc, out)) return DAT_SUCCESS;
-    if (mixed) return dequeue(out);  // the software ring (bare QUEUE_EMPTY for DTO EVDs)
+    if (mixed) return evd_->ring_dequeue(out);  // (bare QUEUE_EMPTY for DTO EVDs)
     // Exactly DAT_QUEUE_EMPTY without the error class, as the reference's CQ path: a
     // polling dtest compares the return with the bare enumerator.
     return DAT_QUEUE_EMPTY;
@@ -123,10 +123,10 @@ bool CqEvd::pop_staged_locked(DAT_EVENT *out) noexcept {
     return true;
 }
 
-DAT_RETURN CqEvd::wait_cq(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
-                          DAT_COUNT *nmore) noexcept {
-    if (threshold <= 0 || threshold > qlen()) return util::bad_arg(3);
-    DAT_EVD_STATE st = state();
+DAT_RETURN CqEvd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
+                       DAT_COUNT *nmore) noexcept {
+    if (threshold <= 0 || threshold > evd_->qlen()) return util::bad_arg(3);
+    DAT_EVD_STATE st = evd_->state();
     if (st & DAT_EVD_STATE_UNWAITABLE)
         return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE);
     if (st & DAT_EVD_STATE_DISABLED)
@@ -148,9 +148,9 @@ DAT_RETURN CqEvd::wait_cq(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT
             std::lock_guard lk(stage_mu_);
             drain_locked();
             auto have = static_cast<DAT_COUNT>(staged_.load(std::memory_order_relaxed));
-            DAT_COUNT soft = mixed ? pending() : 0;
+            DAT_COUNT soft = mixed ? evd_->pending() : 0;
             if (have + soft >= threshold) {
-                if (!pop_staged_locked(out)) dequeue(out);
+                if (!pop_staged_locked(out)) evd_->ring_dequeue(out);
                 if (nmore != nullptr) *nmore = have + soft - 1;
                 return DAT_SUCCESS;
             }
@@ -169,7 +169,7 @@ DAT_RETURN CqEvd::wait_cq(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT
                     .count();
             if (left <= 0 && clock::now() >= deadline) {
                 if (nmore != nullptr)
-                    *nmore = static_cast<DAT_COUNT>(staged_.load()) + (mixed ? pending() : 0);
+                    *nmore = static_cast<DAT_COUNT>(staged_.load()) + (mixed ? evd_->pending() : 0);
                 return util::err(DAT_TIMEOUT_EXPIRED);
             }
             wait_ms = static_cast<int>(std::max<long long>(left, 1));
@@ -190,22 +190,22 @@ DAT_RETURN CqEvd::wait_cq(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT
         if (fds[1].revents & POLLIN) {
             std::uint64_t v;
             [[maybe_unused]] ssize_t r = ::read(wake_.get(), &v, sizeof v);
-            if (state() & DAT_EVD_STATE_UNWAITABLE) return util::err(DAT_INTERRUPTED_CALL);
+            if (evd_->state() & DAT_EVD_STATE_UNWAITABLE) return util::err(DAT_INTERRUPTED_CALL);
         }
     }
 }
 
-DAT_RETURN CqEvd::resize_cq(DAT_COUNT qlen) noexcept {
+DAT_RETURN CqEvd::resize(DAT_COUNT qlen) noexcept {
     std::lock_guard lk(stage_mu_);
     if (qlen <= 0 ||
-        static_cast<std::size_t>(qlen) < staged_.load() + static_cast<std::size_t>(pending()))
+        static_cast<std::size_t>(qlen) < staged_.load() + static_cast<std::size_t>(evd_->pending()))
         return util::bad_arg(2);
     std::unique_ptr<DAT_EVENT[]> fresh(new (std::nothrow)
                                            DAT_EVENT[static_cast<std::size_t>(qlen)]);
     if (!fresh) return util::kNoMemory;
     if (ibv_resize_cq(cq_.get(), qlen) != 0)
         return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEVD);
-    if (DAT_RETURN rc = resize(qlen); rc != DAT_SUCCESS) return rc;
+    if (DAT_RETURN rc = evd_->ring_resize(qlen); rc != DAT_SUCCESS) return rc;
     std::size_t k = staged_.load();
     for (std::size_t i = 0; i < k; ++i) fresh[i] = stage_[(stage_head_ + i) % stage_cap_];
     stage_ = std::move(fresh);
@@ -215,8 +215,8 @@ DAT_RETURN CqEvd::resize_cq(DAT_COUNT qlen) noexcept {
 }
 
 bool CqEvd::has_event() noexcept {
-    if (state() & DAT_EVD_STATE_DISABLED) return false;
-    if (mixed && pending() > 0) return true;
+    if (evd_->state() & DAT_EVD_STATE_DISABLED) return false;
+    if (mixed && evd_->pending() > 0) return true;
     std::lock_guard lk(stage_mu_);
     drain_locked();
     return staged_.load(std::memory_order_relaxed) > 0;
@@ -228,107 +228,26 @@ void CqEvd::take_channel_event() noexcept {
     if (ibv_get_cq_event(ch_.get(), &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
 }
 
-void CqEvd::wake() noexcept {
+void CqEvd::unwaitable() noexcept {
     std::uint64_t one = 1;
     [[maybe_unused]] ssize_t r = ::write(wake_.get(), &one, sizeof one);
 }
 
-// --- Entry points ----------------------------------------------------------------------
+void CqEvd::cno_changed(util::Cno *from, util::Cno *to) noexcept {
+    if (from != nullptr) cno_detach(from, this);
+    if (to != nullptr) cno_attach(to, this);
+}
 
-namespace entry {
+// --- The transport hook ----------------------------------------------------------------
 
-DAT_RETURN evd_create(DAT_IA_HANDLE h, DAT_COUNT qlen, DAT_CNO_HANDLE cno_h, DAT_EVD_FLAGS flags,
-                      DAT_EVD_HANDLE *out) noexcept {
-    if (!(flags & DAT_EVD_DTO_FLAG)) return util::entry::evd_create(h, qlen, cno_h, flags, out);
-    auto *ia = util::as<util::Ia>(h);
-    if (ia == nullptr) return util::invalid_handle(DAT_HANDLE_TYPE_IA);
-    if (qlen <= 0 || qlen > ia->transport->limits().max_evd_qlen) return util::bad_arg(2);
-    util::Cno *cno = nullptr;
-    if (cno_h != DAT_HANDLE_NULL && (cno = util::as<util::Cno>(cno_h)) == nullptr)
-        return util::invalid_handle(DAT_HANDLE_TYPE_CNO);
-    constexpr auto kKnown = static_cast<DAT_EVD_FLAGS>(DAT_EVD_SOFTWARE_FLAG | DAT_EVD_CR_FLAG |
-                                                       DAT_EVD_DTO_FLAG | DAT_EVD_CONNECTION_FLAG |
-                                                       DAT_EVD_RMR_BIND_FLAG | DAT_EVD_ASYNC_FLAG);
-    if ((flags & ~kKnown) != 0) return util::bad_arg(4);
-    if (out == nullptr) return util::bad_arg(5);
-    auto *tr = static_cast<VerbsTransport *>(ia->transport.get());
-    CqEvd *evd = nullptr;
-    try {
-        evd = new CqEvd(ia->provider, ia, qlen, flags);
-    } catch (...) {
-        return util::kNoMemory;
-    }
-    if (DAT_RETURN rc = evd->open(tr->device().ctx, qlen); rc != DAT_SUCCESS) {
-        delete evd;
-        return rc;
-    }
-    if (cno != nullptr) {
-        evd->set_cno(cno);  // util's view (queries, the CNO's user count, ring events)
-        cno_attach(cno, evd);
-    }
-    ia->objects.fetch_add(1);
-    *out = evd;
+// util has checked the arguments and made the EVD (its ring, its CNO); every DTO EVD
+// gets a completion queue of the same length.
+DAT_RETURN VerbsTransport::evd_create_dto(util::Evd *evd) noexcept {
+    std::unique_ptr<CqEvd> cq(new (std::nothrow) CqEvd(evd));
+    if (!cq) return util::kNoMemory;
+    if (DAT_RETURN rc = cq->open(dev_.ctx, evd->qlen()); rc != DAT_SUCCESS) return rc;
+    evd->set_backend(std::move(cq));
     return DAT_SUCCESS;
 }
 
-DAT_RETURN evd_dequeue(DAT_EVD_HANDLE h, DAT_EVENT *event) noexcept {
-    auto *evd = util::as<util::Evd>(h);
-    if (evd == nullptr) return util::invalid_handle(DAT_HANDLE_TYPE_EVD);
-    if (event == nullptr) return util::bad_arg(2);
-    if (CqEvd *c = as_cq_evd(evd)) return c->dequeue_cq(event);
-    return evd->dequeue(event);
-}
-
-DAT_RETURN evd_wait(DAT_EVD_HANDLE h, DAT_TIMEOUT timeout, DAT_COUNT threshold, DAT_EVENT *event,
-                    DAT_COUNT *nmore) noexcept {
-    auto *evd = util::as<util::Evd>(h);
-    if (evd == nullptr) return util::invalid_handle(DAT_HANDLE_TYPE_EVD);
-    if (event == nullptr) return util::bad_arg(4);
-    if (CqEvd *c = as_cq_evd(evd)) return c->wait_cq(timeout, threshold, event, nmore);
-    return evd->wait(timeout, threshold, event, nmore);
-}
-
-DAT_RETURN evd_resize(DAT_EVD_HANDLE h, DAT_COUNT qlen) noexcept {
-    auto *evd = util::as<util::Evd>(h);
-    if (evd == nullptr) return util::invalid_handle(DAT_HANDLE_TYPE_EVD);
-    if (CqEvd *c = as_cq_evd(evd)) return c->resize_cq(qlen);
-    return evd->resize(qlen);
-}
-
-DAT_RETURN evd_free(DAT_EVD_HANDLE h) noexcept {
-    auto *evd = util::as<util::Evd>(h);
-    if (evd == nullptr) return util::invalid_handle(DAT_HANDLE_TYPE_EVD);
-    CqEvd *c = as_cq_evd(evd);
-    if (c == nullptr) return util::entry::evd_free(h);
-    if (c->users.load() != 0) return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
-    if (util::Cno *cno = c->cno(); cno != nullptr) {
-        cno_detach(cno, c);
-        c->set_cno(nullptr);
-    }
-    c->ia->objects.fetch_sub(1);
-    delete c;
-    return DAT_SUCCESS;
-}
-
-DAT_RETURN evd_modify_cno(DAT_EVD_HANDLE h, DAT_CNO_HANDLE cno) noexcept {
-    auto *evd = util::as<util::Evd>(h);
-    if (evd == nullptr) return util::invalid_handle(DAT_HANDLE_TYPE_EVD);
-    CqEvd *c = as_cq_evd(evd);
-    if (c == nullptr) return util::entry::evd_modify_cno(h, cno);
-    util::Cno *to = nullptr;
-    if (cno != DAT_HANDLE_NULL && (to = util::as<util::Cno>(cno)) == nullptr)
-        return util::invalid_handle(DAT_HANDLE_TYPE_CNO);
-    if (util::Cno *from = c->cno(); from != nullptr) cno_detach(from, c);
-    if (to != nullptr) cno_attach(to, c);
-    return c->set_cno(to);
-}
-
-DAT_RETURN evd_set_unwaitable(DAT_EVD_HANDLE h) noexcept {
-    DAT_RETURN rc = util::entry::evd_set_unwaitable(h);
-    if (rc == DAT_SUCCESS)
-        if (CqEvd *c = as_cq_evd(util::as<util::Evd>(h))) c->wake();
-    return rc;
-}
-
-}  // namespace entry
 }  // namespace opendat::verbs

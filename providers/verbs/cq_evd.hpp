@@ -1,13 +1,15 @@
 // DTO event dispatchers backed by a completion queue.
 //
-// Every EVD created with DAT_EVD_DTO_FLAG is a CqEvd: a CQ with its own completion
-// channel. Dequeue polls the CQ directly (no lock of ours, nothing allocated); a waiter
-// arms the CQ and blocks in the kernel on the channel's fd, never spinning. Work
-// completions become DAT_EVENTs only when they are taken (see convert()).
+// Every EVD created with DAT_EVD_DTO_FLAG gets a CqEvd as its util::EvdBackend
+// (VerbsTransport::evd_create_dto): a CQ with its own completion channel. util's EVD
+// entry points check the handle and arguments and dispatch dequeue/wait/resize here.
+// Dequeue polls the CQ directly (no lock of ours, nothing allocated); a waiter arms the
+// CQ and blocks in the kernel on the channel's fd, never spinning. Work completions
+// become DAT_EVENTs only when they are taken (see convert()).
 //
-// The util::Evd base keeps its software ring for the non-DTO events an EVD with mixed
-// flags may also receive (connection events, software events); such an EVD is "mixed",
-// and its waiters also look at the ring every 10 ms. An EVD with only DTO (and RMR bind)
+// The util::Evd keeps its software ring for the non-DTO events an EVD with mixed flags
+// may also receive (connection events, software events); such an EVD is "mixed", and
+// its waiters also look at the ring every 10 ms. An EVD with only DTO (and RMR bind)
 // flags never touches the ring.
 //
 // A CNO fed by CQ-backed EVDs is waited on by blocking on all their channels (see
@@ -24,19 +26,23 @@
 
 namespace opendat::verbs {
 
-class CqEvd : public util::Evd {
+class CqEvd final : public util::EvdBackend {
   public:
-    CqEvd(const DAT_PROVIDER *p, util::Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS flags);
+    explicit CqEvd(util::Evd *evd);
     // Creates the channel, the CQ (`qlen` entries) and the wake-up eventfd.
     DAT_RETURN open(ibv_context *ctx, DAT_COUNT qlen) noexcept;
 
+    util::Evd *evd() const noexcept { return evd_; }  // the handle the consumer holds
     ibv_cq *cq() const noexcept { return cq_.get(); }
-    DAT_RETURN dequeue_cq(DAT_EVENT *out) noexcept;
-    DAT_RETURN wait_cq(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
-                       DAT_COUNT *nmore) noexcept;
-    DAT_RETURN resize_cq(DAT_COUNT qlen) noexcept;
+
+    DAT_RETURN dequeue(DAT_EVENT *out) noexcept override;
+    DAT_RETURN wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
+                    DAT_COUNT *nmore) noexcept override;
+    DAT_RETURN resize(DAT_COUNT qlen) noexcept override;
     // Releases a waiter so it re-checks the EVD state (dat_evd_set_unwaitable).
-    void wake() noexcept;
+    void unwaitable() noexcept override;
+    // Keeps cno_wait.cpp's record of which CQs feed which CNO.
+    void cno_changed(util::Cno *from, util::Cno *to) noexcept override;
 
     // For dat_cno_wait (cno_wait.cpp): whether an event is ready (completions are moved
     // into the staging ring to find out), arming the CQ, and the channel to block on.
@@ -53,6 +59,7 @@ class CqEvd : public util::Evd {
     void drain_locked() noexcept;
     bool pop_staged_locked(DAT_EVENT *out) noexcept;
 
+    util::Evd *const evd_;
     CompChannelPtr ch_;
     CqPtr cq_;  // after ch_: destroyed first
     UniqueFd wake_;
@@ -67,23 +74,11 @@ class CqEvd : public util::Evd {
     std::atomic<int> waiters_{0};
 };
 
-// The CqEvd behind `evd`, or nullptr if it has no CQ (not a DTO EVD).
+// The CqEvd behind `evd`, or nullptr if it has none (not a DTO EVD). Every backend the
+// verbs transport creates is a CqEvd.
 inline CqEvd *as_cq_evd(util::Evd *evd) noexcept {
-    return evd != nullptr && (evd->flags & DAT_EVD_DTO_FLAG) ? static_cast<CqEvd *>(evd) : nullptr;
+    return evd != nullptr ? static_cast<CqEvd *>(evd->backend()) : nullptr;
 }
-
-// The EVD entry points that differ for CQ-backed EVDs (others fall through to util's).
-namespace entry {
-DAT_RETURN evd_create(DAT_IA_HANDLE, DAT_COUNT, DAT_CNO_HANDLE, DAT_EVD_FLAGS,
-                      DAT_EVD_HANDLE *) noexcept;
-DAT_RETURN evd_dequeue(DAT_EVD_HANDLE, DAT_EVENT *) noexcept;
-DAT_RETURN evd_wait(DAT_EVD_HANDLE, DAT_TIMEOUT, DAT_COUNT, DAT_EVENT *, DAT_COUNT *) noexcept;
-DAT_RETURN evd_resize(DAT_EVD_HANDLE, DAT_COUNT) noexcept;
-DAT_RETURN evd_free(DAT_EVD_HANDLE) noexcept;
-DAT_RETURN evd_modify_cno(DAT_EVD_HANDLE, DAT_CNO_HANDLE) noexcept;
-DAT_RETURN evd_set_unwaitable(DAT_EVD_HANDLE) noexcept;
-DAT_RETURN cno_wait(DAT_CNO_HANDLE, DAT_TIMEOUT, DAT_EVD_HANDLE *) noexcept;
-}  // namespace entry
 
 // Which CQ-backed EVDs feed which CNO (cno_wait.cpp); control path only.
 void cno_attach(util::Cno *cno, CqEvd *evd) noexcept;

@@ -13,7 +13,6 @@
 #include "trace/trace.hpp"
 #include "verbs/cq_evd.hpp"
 #include "verbs/mem.hpp"
-#include "verbs/table.hpp"
 
 namespace opendat::verbs {
 
@@ -134,7 +133,6 @@ VerbsTransport::~VerbsTransport() {
 
 DAT_RETURN make_transport(util::ProviderInstance *inst, util::Ia *ia,
                           std::unique_ptr<util::Transport> *out) {
-    patch_table(inst);
     auto t = std::make_unique<VerbsTransport>(ia);
     if (DAT_RETURN rc = t->open(inst); rc != DAT_SUCCESS) return rc;
     *out = std::move(t);
@@ -174,10 +172,10 @@ DAT_RETURN VerbsTransport::ep_create(util::Ep *ep) noexcept {
             // checks the lmr_context, so a bad one would not give LOCAL_PROTECTION as DAT
             // requires. Off unless OPENDAT_VERBS_MAX_INLINE asks for it (a latency trade).
             qa.cap.max_inline_data = configured_max_inline();
-            ibv_qp *qp = ibv_create_qp(as_vpz(ep->pz)->pd(), &qa);
+            ibv_qp *qp = ibv_create_qp(pd_of(ep->pz), &qa);
             if (qp == nullptr) {
                 qa.cap.max_inline_data = 0;
-                qp = ibv_create_qp(as_vpz(ep->pz)->pd(), &qa);
+                qp = ibv_create_qp(pd_of(ep->pz), &qa);
             }
             if (qp == nullptr) {
                 DAPL_TRC(trace::kError, "verbs", "ibv_create_qp (send %u recv %u): %s",

@@ -4,6 +4,8 @@
 // connection-management events of every id of the IA and the device's asynchronous
 // events. The data path (post_*) runs in the caller's thread straight into the queue
 // pair; completions are polled by the CQ-backed EVDs (cq_evd.*), not by this thread.
+// util's entry points do every DAT check; the device hooks below only add the device's
+// part (ia_attrs.cpp, mem.cpp, cq_evd.cpp, cno_wait.cpp, cm.cpp).
 #pragma once
 
 #include <mutex>
@@ -63,6 +65,24 @@ class VerbsTransport final : public util::Transport {
     DAT_RETURN cr_reject(util::Cr *cr, DAT_COUNT pdata_len, const void *pdata) noexcept override;
     void cr_destroy(util::Cr *cr) noexcept override;
 
+    // Device hooks (util/transport.hpp).
+    void ia_attributes(DAT_IA_ATTR *ia_attr, DAT_PROVIDER_ATTR *prov_attr) noexcept override;
+    DAT_RETURN pz_create(util::Pz *pz) noexcept override;
+    void pz_destroy(util::Pz *pz) noexcept override;
+    DAT_RETURN lmr_register(util::Lmr *lmr) noexcept override;
+    void lmr_deregister(util::Lmr *lmr) noexcept override;
+    DAT_RETURN rmr_create(util::Rmr *rmr) noexcept override;
+    DAT_RETURN rmr_bind(util::Rmr *rmr, util::Lmr *lmr, const DAT_LMR_TRIPLET *triplet,
+                        DAT_MEM_PRIV_FLAGS priv, DAT_VA_TYPE va_type, util::Ep *ep,
+                        DAT_RMR_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept override;
+    void rmr_free(util::Rmr *rmr) noexcept override;
+    DAT_RETURN evd_create_dto(util::Evd *evd) noexcept override;
+    DAT_RETURN cno_wait(util::Cno *cno, DAT_TIMEOUT timeout_us,
+                        DAT_EVD_HANDLE *out) noexcept override;
+    // A disconnected EP's queue pair back to INIT, so receives posted from now on wait
+    // for the next connection instead of being flushed.
+    void ep_reset(util::Ep *ep) noexcept override;
+
     const Device &device() const noexcept { return dev_; }
     bool mw_supported() const noexcept {
         return (dev_.attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW) != 0;
@@ -78,9 +98,6 @@ class VerbsTransport final : public util::Transport {
     // connection does not survive that. Breaks it: QP to ERR, DREQ to the peer,
     // DAT_CONNECTION_EVENT_BROKEN here. Any thread; takes ep->mu.
     void break_connection(EpImpl *impl) noexcept;
-    // dat_ep_reset: a disconnected EP's queue pair back to INIT, so receives posted from
-    // now on wait for the next connection instead of being flushed.
-    void ep_reset_qp(util::Ep *ep) noexcept;
     int qp_reset_to_init(EpImpl *impl) noexcept;
 
   private:

@@ -4,6 +4,7 @@
 #include <dat2/dat_registry.h>
 
 #include <cstring>
+#include <memory>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -136,6 +137,69 @@ TEST(UtilEvd, CnoTriggersWhenNobodyWaitsOnTheEvd) {
     EXPECT_EQ(agent_calls, 1);
     EXPECT_EQ(cno.users.load(), 1);
     evd.set_cno(nullptr);
+    EXPECT_EQ(cno.users.load(), 0);
+}
+
+// A transport's DTO EVD backend (verbs: a CQ) takes over dequeue/wait/resize; util's
+// ring still carries the EVD's other events, and the backend hears of unwaitable and of
+// CNO changes.
+TEST(UtilEvd, BackendTakesOverTheDtoQueue) {
+    struct Fake final : EvdBackend {
+        Evd *evd = nullptr;
+        int dequeues = 0, waits = 0, unwaits = 0;
+        DAT_COUNT resized = 0;
+        Cno *from = nullptr, *to = nullptr;
+        int cno_calls = 0;
+        DAT_RETURN dequeue(DAT_EVENT *out) noexcept override {
+            ++dequeues;
+            return evd->ring_dequeue(out);  // the mixed-stream path
+        }
+        DAT_RETURN wait(DAT_TIMEOUT, DAT_COUNT, DAT_EVENT *, DAT_COUNT *) noexcept override {
+            ++waits;
+            return err(DAT_TIMEOUT_EXPIRED);
+        }
+        DAT_RETURN resize(DAT_COUNT qlen) noexcept override {
+            resized = qlen;
+            return evd->ring_resize(qlen);
+        }
+        void unwaitable() noexcept override { ++unwaits; }
+        void cno_changed(Cno *f, Cno *t) noexcept override {
+            from = f;
+            to = t;
+            ++cno_calls;
+        }
+    };
+    static DAT_PROVIDER table{};
+    Cno cno(&table, nullptr, DAT_OS_WAIT_PROXY_AGENT{nullptr, nullptr});
+    Evd evd(&table, nullptr, 4, DAT_EVD_DTO_FLAG, &cno);
+    // The handle is the object's address: the dispatch word must stay at offset 0.
+    EXPECT_EQ(static_cast<void *>(&evd), static_cast<void *>(static_cast<Header *>(&evd)));
+    auto owned = std::make_unique<Fake>();
+    Fake *fake = owned.get();
+    fake->evd = &evd;
+    evd.set_backend(std::move(owned));
+    EXPECT_EQ(fake->cno_calls, 1) << "told of the CNO the EVD was created with";
+    EXPECT_EQ(fake->to, &cno);
+
+    DAT_EVENT ev{};
+    EXPECT_EQ(evd.dequeue(&ev), static_cast<DAT_RETURN>(0x000D0000));
+    ASSERT_TRUE(evd.post(ev));
+    EXPECT_EQ(evd.dequeue(&ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.evd_handle, &evd);
+    EXPECT_EQ(fake->dequeues, 2);
+    EXPECT_EQ(DAT_GET_TYPE(evd.wait(0, 1, &ev, nullptr)), DAT_TIMEOUT_EXPIRED);
+    EXPECT_EQ(fake->waits, 1);
+    ASSERT_EQ(evd.resize(8), DAT_SUCCESS);
+    EXPECT_EQ(fake->resized, 8);
+    EXPECT_EQ(evd.qlen(), 8);
+    evd.set_waitable(false);
+    EXPECT_EQ(fake->unwaits, 1);
+    evd.set_waitable(true);
+    EXPECT_EQ(fake->unwaits, 1);
+    evd.set_cno(nullptr);
+    EXPECT_EQ(fake->cno_calls, 2);
+    EXPECT_EQ(fake->from, &cno);
+    EXPECT_EQ(fake->to, nullptr);
     EXPECT_EQ(cno.users.load(), 0);
 }
 

@@ -1,0 +1,139 @@
+// The narrow interface a transport (tcp, verbs) implements underneath util's objects.
+//
+// util owns the DAT semantics: every entry point checks its handles and arguments, keeps
+// the bookkeeping (use counts, the IA's object count, EP states, events) and then calls
+// the transport only for what the wire or the device adds. So a transport never
+// re-validates and never replaces a DAT_PROVIDER slot.
+//
+// Two kinds of calls:
+//  - the wire (pure virtual): EPs, connections, posts, service points;
+//  - device hooks (virtual with defaults): attributes, PZ/LMR/RMR, DTO EVDs, CNO wait,
+//    EP reset. The defaults are util's software behaviour — memory keys in the IA's
+//    MemTable, completions in the EVD's ring — which is exactly the tcp provider's; a
+//    device transport (verbs) overrides them. See docs/provider-guide.md §5.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <dat2/udat.h>
+
+namespace opendat::util {
+
+struct Header;
+struct Ep;
+struct Cr;
+struct Pz;
+struct Lmr;
+struct Rmr;
+struct Evd;
+struct Cno;
+
+// Limits a transport advertises; the attribute builders copy them into DAT_IA_ATTR,
+// DAT_PROVIDER_ATTR and the default DAT_EP_ATTR.
+struct Limits {
+    DAT_COUNT max_eps = 4096;
+    DAT_COUNT max_dto_per_ep = 4096;
+    DAT_COUNT max_rdma_read_per_ep = 64;
+    DAT_COUNT max_evds = 4096;
+    DAT_COUNT max_evd_qlen = 1 << 20;
+    DAT_COUNT max_iov = 16;
+    DAT_COUNT max_lmrs = 1 << 20;
+    DAT_SEG_LENGTH max_message_size = 0x7fffffff;
+    DAT_SEG_LENGTH max_rdma_size = 0x7fffffff;
+    DAT_COUNT transport_mtu = 65536;
+    bool delayed_ack_supported = false;
+    const char *transport_name = "";
+};
+
+class Transport {
+  public:
+    virtual ~Transport() = default;
+    virtual const Limits &limits() const noexcept = 0;
+    // The IA's own address (DAT_IA_ATTR.ia_address_ptr); owned by the transport.
+    virtual const sockaddr *address() const noexcept = 0;
+
+    // --- The wire ------------------------------------------------------------------
+    virtual DAT_RETURN ep_create(Ep *ep) noexcept = 0;
+    // Abrupt teardown, no events; the object is freed by the caller afterwards.
+    virtual void ep_destroy(Ep *ep) noexcept = 0;
+    virtual DAT_RETURN ep_connect(Ep *ep, const sockaddr *remote, DAT_CONN_QUAL qual,
+                                  DAT_TIMEOUT timeout_us, DAT_COUNT pdata_len,
+                                  const void *pdata) noexcept = 0;
+    virtual DAT_RETURN ep_disconnect(Ep *ep, DAT_CLOSE_FLAGS flags) noexcept = 0;
+    virtual DAT_RETURN ep_post_send(Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                    DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept = 0;
+    virtual DAT_RETURN ep_post_recv(Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                    DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept = 0;
+    virtual DAT_RETURN ep_post_rdma_write(Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                          DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                          DAT_COMPLETION_FLAGS flags) noexcept = 0;
+    virtual DAT_RETURN ep_post_rdma_read(Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                         DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                         DAT_COMPLETION_FLAGS flags) noexcept = 0;
+    // Whether send/recv work is outstanding (dat_ep_get_status).
+    virtual void ep_idle(Ep *ep, bool *recv_idle, bool *request_idle) noexcept = 0;
+
+    virtual DAT_RETURN sp_listen(Header *sp, DAT_CONN_QUAL qual) noexcept = 0;  // PSP or RSP
+    virtual void sp_close(Header *sp) noexcept = 0;
+    virtual DAT_RETURN cr_accept(Cr *cr, Ep *ep, DAT_COUNT pdata_len,
+                                 const void *pdata) noexcept = 0;
+    virtual DAT_RETURN cr_reject(Cr *cr, DAT_COUNT pdata_len, const void *pdata) noexcept = 0;
+    virtual void cr_destroy(Cr *cr) noexcept = 0;  // CR freed without accept/reject (IA close)
+    // A consumer polls an empty DTO EVD: make progress on its thread, without blocking,
+    // so that polling costs no thread hop. May do nothing.
+    virtual void progress_inline() noexcept {}
+
+    // --- Device hooks --------------------------------------------------------------
+    // Each is called after util's checks, before util's object is handed out (create)
+    // or after it stopped being usable (free); on a failed create util frees its object
+    // and returns the hook's code unchanged. Per-object device state goes in the
+    // object's `impl`.
+
+    // dat_ia_query, after util filled every field from limits(): overwrite what the
+    // device knows better (identity, limits with no Limits field). Each pointer is
+    // nullptr when the consumer did not ask for that structure.
+    virtual void ia_attributes(DAT_IA_ATTR * /*ia_attr*/,
+                               DAT_PROVIDER_ATTR * /*prov_attr*/) noexcept {}
+
+    // dat_pz_create / dat_pz_free (the latter once nothing uses the PZ).
+    virtual DAT_RETURN pz_create(Pz * /*pz*/) noexcept { return DAT_SUCCESS; }
+    virtual void pz_destroy(Pz * /*pz*/) noexcept {}
+
+    // dat_lmr_create: `lmr` has mem_type, region, pz, va_type and range (address,
+    // length, privileges; the base LMR's memory for DAT_MEM_TYPE_LMR). Sets lmr_context
+    // and rmr_context. Default: random keys in the IA's MemTable (DAT_INSUFFICIENT_
+    // RESOURCES | DAT_RESOURCE_MEMORY when none is left), checked by MemTable::check.
+    virtual DAT_RETURN lmr_register(Lmr *lmr) noexcept;
+    // dat_lmr_free: no access, local or remote, through the LMR after this. Default:
+    // removes the keys.
+    virtual void lmr_deregister(Lmr *lmr) noexcept;
+
+    // dat_rmr_create: `rmr` has its pz. Default: nothing to do (a software window gets
+    // its key when bound). A device without memory windows answers
+    // DAT_MODEL_NOT_SUPPORTED (and reports max_rmrs 0 from ia_attributes).
+    virtual DAT_RETURN rmr_create(Rmr * /*rmr*/) noexcept { return DAT_SUCCESS; }
+    // dat_rmr_bind. util checked rmr and ep and, unless `lmr` is nullptr (an unbind),
+    // that `triplet` is given and lmr is in the RMR's PZ. The hook binds, records
+    // rmr_context (0 when unbound), triplet, priv and va_type, and delivers the bind
+    // completion on ep's request EVD unless suppressed; util then returns rmr_context.
+    // Default: a software key for the range (DAT_LENGTH_ERROR if outside the LMR), the
+    // previous key revoked, the completion posted at once.
+    virtual DAT_RETURN rmr_bind(Rmr *rmr, Lmr *lmr, const DAT_LMR_TRIPLET *triplet,
+                                DAT_MEM_PRIV_FLAGS priv, DAT_VA_TYPE va_type, Ep *ep,
+                                DAT_RMR_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept;
+    // dat_rmr_free. Default: revokes the key.
+    virtual void rmr_free(Rmr *rmr) noexcept;
+
+    // dat_evd_create with DAT_EVD_DTO_FLAG: `evd` exists (flags, ring of qlen(), CNO).
+    // A transport whose completions do not pass through post_dto gives it an EvdBackend
+    // (evd->set_backend) that takes over dequeue, wait and resize. Default: none, the
+    // ring is the queue.
+    virtual DAT_RETURN evd_create_dto(Evd * /*evd*/) noexcept { return DAT_SUCCESS; }
+    // dat_cno_wait (util checked cno and out). Default: util's CNO, triggered by events
+    // posted to util's rings.
+    virtual DAT_RETURN cno_wait(Cno *cno, DAT_TIMEOUT timeout_us, DAT_EVD_HANDLE *out) noexcept;
+    // dat_ep_reset, after util moved the EP to UNCONNECTED; called without ep->mu.
+    virtual void ep_reset(Ep * /*ep*/) noexcept {}
+};
+
+}  // namespace opendat::util
