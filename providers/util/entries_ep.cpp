@@ -77,7 +77,7 @@ void ep_release(Ep *ep) noexcept {
     for (Evd *e : {ep->recv_evd, ep->request_evd, ep->connect_evd})
         if (e != nullptr) e->users.fetch_sub(1);
     if (ep->pz != nullptr) ep->pz->users.fetch_sub(1);
-    ep->ia->objects.fetch_sub(1);
+    ep->ia->release(ep);
 }
 
 DAT_RETURN post_common(DAT_EP_HANDLE h, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
@@ -152,7 +152,7 @@ DAT_RETURN ep_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
     for (Evd *e : {recv, req, conn})
         if (e != nullptr) e->users.fetch_add(1);
     if (pz != nullptr) pz->users.fetch_add(1);
-    ia->objects.fetch_add(1);
+    ia->adopt(ep);
     *out = ep;
     return DAT_SUCCESS;
 }
@@ -328,7 +328,7 @@ void forget_cr(Cr *cr) noexcept {
 
 DAT_RETURN sp_create(Ia *ia, Header *sp, DAT_CONN_QUAL qual) noexcept {
     DAT_RETURN rc = ia->transport->sp_listen(sp, qual);
-    if (rc == DAT_SUCCESS) ia->objects.fetch_add(1);
+    if (rc == DAT_SUCCESS) ia->adopt(sp);
     return rc;
 }
 }  // namespace
@@ -380,7 +380,7 @@ DAT_RETURN psp_free(DAT_PSP_HANDLE h) noexcept {
     Psp *psp = as<Psp>(h);
     if (psp == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PSP);
     psp->evd->users.fetch_sub(1);
-    psp->ia->objects.fetch_sub(1);
+    psp->ia->release(psp);
     psp->magic = kMagicDead;
     psp->ia->transport->sp_close(psp);
     return DAT_SUCCESS;
@@ -442,7 +442,7 @@ DAT_RETURN rsp_free(DAT_RSP_HANDLE h) noexcept {
         }
     }
     rsp->evd->users.fetch_sub(1);
-    rsp->ia->objects.fetch_sub(1);
+    rsp->ia->release(rsp);
     rsp->magic = kMagicDead;
     rsp->ia->transport->sp_close(rsp);
     return DAT_SUCCESS;

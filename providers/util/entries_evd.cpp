@@ -38,7 +38,7 @@ DAT_RETURN evd_create(DAT_IA_HANDLE h, DAT_COUNT qlen, DAT_CNO_HANDLE cno_h, DAT
             return rc;
         }
     }
-    ia->objects.fetch_add(1);
+    ia->adopt(evd);
     *out = evd;
     return DAT_SUCCESS;
 }
@@ -112,7 +112,7 @@ DAT_RETURN evd_free(DAT_EVD_HANDLE h) noexcept {
         evd->ia->async_evd = nullptr;
     }
     evd->set_cno(nullptr);
-    evd->ia->objects.fetch_sub(1);
+    evd->ia->release(evd);
     delete evd;
     return DAT_SUCCESS;
 }

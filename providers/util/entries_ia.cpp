@@ -1,5 +1,7 @@
 // IA, generic-handle, PZ and CNO entry points.
 #include <new>
+#include <unordered_set>
+#include <vector>
 
 #include "trace/trace.hpp"
 #include "util/attrs.hpp"
@@ -55,6 +57,73 @@ DAT_RETURN ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR_MASK
     return DAT_SUCCESS;
 }
 
+namespace {
+
+// Frees every child object of `ia` through the entry points, users before what they use:
+// EPs (their EVDs and PZ), service points (their EVDs), RMRs (their LMR), LMRs, EVDs
+// (their CNO), CNOs, PZs. Returns the consumer-made async EVD, left for the caller.
+Evd *close_children(Ia *ia) noexcept {
+    static constexpr DAT_HANDLE_TYPE kOrder[] = {
+        DAT_HANDLE_TYPE_EP,  DAT_HANDLE_TYPE_PSP, DAT_HANDLE_TYPE_RSP, DAT_HANDLE_TYPE_RMR,
+        DAT_HANDLE_TYPE_LMR, DAT_HANDLE_TYPE_EVD, DAT_HANDLE_TYPE_CNO, DAT_HANDLE_TYPE_PZ};
+    Evd *async = nullptr;
+    for (DAT_HANDLE_TYPE type : kOrder) {
+        std::vector<Header *> batch;
+        {
+            std::lock_guard lk(ia->children_mu);
+            try {
+                for (Header *h : ia->children)
+                    if (h->type == type) batch.push_back(h);
+            } catch (...) {
+                DAPL_TRC(trace::kError, "ia", "no memory to free the IA's objects: they stay");
+                return nullptr;
+            }
+        }
+        for (Header *h : batch) {
+            if (h == ia->async_evd && !ia->own_async_evd) {
+                async = static_cast<Evd *>(h);
+                continue;
+            }
+            DAT_RETURN rc = DAT_SUCCESS;
+            switch (type) {
+                case DAT_HANDLE_TYPE_EP:
+                    rc = ep_free(h);
+                    break;
+                case DAT_HANDLE_TYPE_PSP:
+                    rc = psp_free(h);
+                    break;
+                case DAT_HANDLE_TYPE_RSP:
+                    rc = rsp_free(h);
+                    break;
+                case DAT_HANDLE_TYPE_RMR:
+                    rc = rmr_free(h);
+                    break;
+                case DAT_HANDLE_TYPE_LMR:
+                    rc = lmr_free(h);
+                    break;
+                case DAT_HANDLE_TYPE_EVD:
+                    rc = evd_free(h);
+                    break;
+                case DAT_HANDLE_TYPE_CNO:
+                    rc = cno_free(h);
+                    break;
+                case DAT_HANDLE_TYPE_PZ:
+                    rc = pz_free(h);
+                    break;
+                default:
+                    break;
+            }
+            if (rc != DAT_SUCCESS)
+                DAPL_TRC(trace::kError, "ia", "closing %s: freeing object %p (type %d): 0x%x",
+                         ia->instance->name.c_str(), static_cast<void *>(h), static_cast<int>(type),
+                         rc);
+        }
+    }
+    return async;
+}
+
+}  // namespace
+
 DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
     Ia *ia = as<Ia>(h);
     if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
@@ -73,9 +142,13 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
         cr->magic = kMagicDead;
         ia->transport->cr_destroy(cr);
     }
-    // Stops the progress engine and releases every socket; objects the consumer did not
-    // free stay allocated (their handles become invalid once the transport is gone).
+    // What the consumer left: freed through the entry points while the transport (the
+    // device) still runs, except a consumer-made async EVD, which the transport may post
+    // to until it stops.
+    Evd *consumer_async = close_children(ia);
+    // Stops the progress engine and releases every socket.
     ia->transport.reset();
+    if (consumer_async != nullptr) evd_free(consumer_async);
     if (ia->own_async_evd) delete ia->async_evd;
     delete ia;
     return DAT_SUCCESS;
@@ -114,7 +187,7 @@ DAT_RETURN pz_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE *out) noexcept {
         delete pz;
         return rc;
     }
-    ia->objects.fetch_add(1);
+    ia->adopt(pz);
     *out = pz;
     return DAT_SUCCESS;
 }
@@ -132,7 +205,7 @@ DAT_RETURN pz_free(DAT_PZ_HANDLE h) noexcept {
     if (pz == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PZ);
     if (pz->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE);
     pz->ia->transport->pz_destroy(pz);
-    pz->ia->objects.fetch_sub(1);
+    pz->ia->release(pz);
     delete pz;
     return DAT_SUCCESS;
 }
@@ -144,7 +217,7 @@ DAT_RETURN cno_create(DAT_IA_HANDLE h, DAT_OS_WAIT_PROXY_AGENT agent,
     if (out == nullptr) return bad_arg(3);
     Cno *cno = new (std::nothrow) Cno(ia->provider, ia, agent);
     if (cno == nullptr) return kNoMemory;
-    ia->objects.fetch_add(1);
+    ia->adopt(cno);
     *out = cno;
     return DAT_SUCCESS;
 }
@@ -174,7 +247,7 @@ DAT_RETURN cno_free(DAT_CNO_HANDLE h) noexcept {
     Cno *cno = as<Cno>(h);
     if (cno == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CNO);
     if (cno->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE);
-    cno->ia->objects.fetch_sub(1);
+    cno->ia->release(cno);
     delete cno;
     return DAT_SUCCESS;
 }

@@ -50,7 +50,7 @@ DAT_RETURN lmr_create(DAT_IA_HANDLE h, DAT_MEM_TYPE mem_type, DAT_REGION_DESCRIP
         return rc;
     }
     pz->users.fetch_add(1);
-    ia->objects.fetch_add(1);
+    ia->adopt(lmr);
     *lmr_out = lmr;
     if (lmr_ctx != nullptr) *lmr_ctx = lmr->lmr_context;
     if (rmr_ctx != nullptr) *rmr_ctx = lmr->rmr_context;
@@ -88,7 +88,7 @@ DAT_RETURN lmr_free(DAT_LMR_HANDLE h) noexcept {
     // Deregistering first means no later access, local or remote, can reach this memory.
     lmr->ia->transport->lmr_deregister(lmr);
     lmr->pz->users.fetch_sub(1);
-    lmr->ia->objects.fetch_sub(1);
+    lmr->ia->release(lmr);
     delete lmr;
     return DAT_SUCCESS;
 }
@@ -105,7 +105,7 @@ DAT_RETURN rmr_create(DAT_PZ_HANDLE pz_h, DAT_RMR_HANDLE *out) noexcept {
         return rc;
     }
     pz->users.fetch_add(1);
-    pz->ia->objects.fetch_add(1);
+    pz->ia->adopt(rmr);
     *out = rmr;
     return DAT_SUCCESS;
 }
@@ -166,7 +166,7 @@ DAT_RETURN rmr_free(DAT_RMR_HANDLE h) noexcept {
     rmr->ia->transport->rmr_free(rmr);
     bind_to(rmr, nullptr);
     rmr->pz->users.fetch_sub(1);
-    rmr->ia->objects.fetch_sub(1);
+    rmr->ia->release(rmr);
     delete rmr;
     return DAT_SUCCESS;
 }

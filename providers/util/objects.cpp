@@ -64,6 +64,23 @@ void post_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS
     if (!evd->post(ev)) post_async(ep->ia, DAT_ASYNC_ERROR_EVD_OVERFLOW, evd);
 }
 
+void Ia::adopt(Header *child) noexcept {
+    objects.fetch_add(1);
+    std::lock_guard lk(children_mu);
+    try {
+        children.insert(child);
+    } catch (...) {
+        // Out of memory: the object works, but an abrupt close will not free it.
+        DAPL_TRC(trace::kError, "ia", "no memory to track object %p", static_cast<void *>(child));
+    }
+}
+
+void Ia::release(Header *child) noexcept {
+    objects.fetch_sub(1);
+    std::lock_guard lk(children_mu);
+    children.erase(child);
+}
+
 bool post_cr_arrival(Evd *evd, Cr *cr) noexcept {
     DAT_EVENT ev{};
     ev.event_number = DAT_CONNECTION_REQUEST_EVENT;

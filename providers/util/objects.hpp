@@ -44,7 +44,15 @@ struct Ia : Header {
     Evd *async_evd = nullptr;
     bool own_async_evd = false;
     MemTable mem;
-    std::atomic<int> objects{0};  // live child objects (informational; close is abrupt)
+    // Every child object the consumer created and has not freed (PZ, LMR, RMR, CNO, EVD,
+    // EP, PSP, RSP). A graceful dat_ia_close refuses while there are any; an abrupt one
+    // frees them through the entry points (close_children, entries_ia.cpp), as the DAT
+    // specification asks, so their device resources go with the IA.
+    std::atomic<int> objects{0};
+    std::mutex children_mu;
+    std::unordered_set<Header *> children;
+    void adopt(Header *child) noexcept;    // a child was created
+    void release(Header *child) noexcept;  // ... and freed
     // Connection requests posted to the consumer and not yet accepted or rejected: an
     // abrupt dat_ia_close hands them back to the transport (cr_destroy), which refuses the
     // peer and frees them, instead of leaking them.

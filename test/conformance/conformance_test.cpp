@@ -826,6 +826,38 @@ TEST(Conformance, UnansweredConnectTimesOut) {
     EXPECT_EQ(reap(pid, 20), 0);
 }
 
+// An abrupt dat_ia_close destroys every object the consumer left (the specification:
+// "all associated objects are destroyed"), users before what they use: here an EP, a
+// PSP, an RMR, LMRs, EVDs with a CNO, and the PZ. The close succeeds; the freed PSP's
+// qualifier can be listened on again at once; under AddressSanitizer nothing leaks.
+TEST(Conformance, AbruptCloseFreesWhatIsLeft) {
+    DAT_CONN_QUAL qual = 0;
+    {
+        Node n;
+        ASSERT_EQ(n.open(), DAT_SUCCESS);
+        ASSERT_EQ(n.make_ep(), DAT_SUCCESS);
+        Buffer a, b;
+        ASSERT_EQ(n.reg(&a, 4096), DAT_SUCCESS);
+        ASSERT_EQ(n.reg(&b, 8192), DAT_SUCCESS);
+        DAT_RMR_HANDLE rmr = DAT_HANDLE_NULL;
+        if (traits().rmr) {
+            ASSERT_EQ(dat_rmr_create(n.pz, &rmr), DAT_SUCCESS);
+        }
+        DAT_CNO_HANDLE cno;
+        DAT_OS_WAIT_PROXY_AGENT agent{nullptr, nullptr};
+        ASSERT_EQ(dat_cno_create(n.ia, agent, &cno), DAT_SUCCESS);
+        DAT_EVD_HANDLE evd;
+        ASSERT_EQ(dat_evd_create(n.ia, 8, cno, DAT_EVD_DTO_FLAG, &evd), DAT_SUCCESS);
+        ASSERT_EQ(n.listen(&qual), DAT_SUCCESS);
+        ASSERT_EQ(dat_ia_close(n.ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+        n.forget();  // everything above went with the IA: nothing left for ~Node to free
+    }
+    Node again;
+    ASSERT_EQ(again.open(), DAT_SUCCESS);
+    EXPECT_EQ(dat_psp_create(again.ia, qual, again.cr_evd, DAT_PSP_CONSUMER_FLAG, &again.psp),
+              DAT_SUCCESS);
+}
+
 // dat_ep_reset returns a disconnected EP to UNCONNECTED; both sides connect again.
 TEST(Conformance, ResetAndReconnect) {
     Channel ch;

@@ -109,6 +109,12 @@ Node::~Node() {
     if (ia != DAT_HANDLE_NULL) dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG);
 }
 
+void Node::forget() {
+    for (Buffer *b : buffers) b->lmr = DAT_HANDLE_NULL;
+    buffers.clear();
+    ia = async_evd = pz = cr_evd = conn_evd = req_evd = recv_evd = ep = psp = DAT_HANDLE_NULL;
+}
+
 DAT_RETURN Node::open(const char *name, bool threadsafe) {
     // The tests name the loopback IAs; another topology supplies its own.
     if (std::strcmp(name, kIa) == 0) name = topology().ia.c_str();

@@ -79,6 +79,8 @@ class Node {
     // Waits for one event on `evd` (evd_wait with a timeout).
     DAT_RETURN next(DAT_EVD_HANDLE evd, DAT_EVENT *ev, DAT_TIMEOUT timeout = kWait);
     DAT_RETURN disconnect_and_wait(DAT_CLOSE_FLAGS flags, DAT_EVENT_NUMBER *event);
+    // After an abrupt dat_ia_close, which freed every object: drop the stale handles.
+    void forget();
 
     DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
     DAT_EVD_HANDLE async_evd = DAT_HANDLE_NULL;
