@@ -24,8 +24,8 @@ IaTable::Chunk *IaTable::chunk(std::size_t n) const noexcept {
 
 void *IaTable::lookup(std::uintptr_t index) const noexcept {
     if (index >= capacity()) return nullptr;
-    Chunk *c = chunk(index / kChunk);
-    return c ? c->slot[index % kChunk].load(std::memory_order_acquire) : nullptr;
+    // Chunk n is published before the capacity that reaches it, and never freed.
+    return chunk(index / kChunk)->slot[index % kChunk].load(std::memory_order_acquire);
 }
 
 std::uintptr_t IaTable::reverse(const void *raw) const noexcept {

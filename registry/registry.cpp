@@ -50,9 +50,6 @@ using EntryPtr = std::shared_ptr<StaticEntry>;
 struct DynamicEntry {
     DAT_PROVIDER_INFO info{};
     const DAT_PROVIDER *provider = nullptr;
-    // Copied at registration time, as the reference does.
-    DAT_IA_OPEN_FUNC ia_open_func = nullptr;
-    DAT_HANDLE_EXTENDEDOP_FUNC handle_extendedop_func = nullptr;
     int refs = 0;
 };
 
@@ -232,6 +229,16 @@ std::string Registry::Impl::explain_missing(const DAT_PROVIDER_INFO &key) const 
 
 Registry::Registry() noexcept : impl_(new (std::nothrow) Impl) {}
 
+void mark_loadable(ConfigEntry &c) noexcept {
+    if (!c.user_level) {
+        c.loadable = false;
+        c.not_loaded_reason = "kernel-level (k) entry";
+    } else if (!c.is_default) {
+        c.loadable = false;
+        c.not_loaded_reason = "nondefault entry";
+    }
+}
+
 Registry &Registry::instance() noexcept {
     // Constructed in static storage and deliberately never destroyed: providers may call
     // remove_provider from their own destructors during exit, after ordinary statics
@@ -272,13 +279,7 @@ void Registry::initialize() noexcept {
         // Only 'u' + default entries enter the static registry; same keys are chained.
         std::vector<EntryPtr> entries;
         for (auto &c : snap.entries) {
-            if (!c.user_level) {
-                c.loadable = false;
-                c.not_loaded_reason = "kernel-level (k) entry";
-            } else if (!c.is_default) {
-                c.loadable = false;
-                c.not_loaded_reason = "nondefault entry";
-            }
+            mark_loadable(c);
             if (!c.loadable) {
                 DAT_TRC(trace::kDetail, "registry", "%s: '%s' is a %s: not loaded",
                         where(c).c_str(), c.ia_name.c_str(), c.not_loaded_reason.c_str());
@@ -427,8 +428,6 @@ DAT_RETURN Registry::add_provider(const DAT_PROVIDER *provider,
         d.info.ia_name[DAT_NAME_MAX_LENGTH - 1] =
             '\0';  // same_key bounds it anyway; keeps traces safe
         d.provider = provider;
-        d.ia_open_func = provider->ia_open_func;
-        d.handle_extendedop_func = provider->handle_extendedop_func;
         impl_->dynamic.push_back(d);
         DAT_TRC(trace::kDetail, "registry", "add_provider %s: provider %p",
                 describe_key(*info).c_str(), static_cast<const void *>(provider));

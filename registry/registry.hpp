@@ -57,6 +57,11 @@ struct ConfigEntry {
     std::string not_loaded_reason;  // "kernel-level (k) entry", "nondefault entry"
 };
 
+// Applies the registry's rule to an entry it read: only 'u' + default entries enter the
+// static registry; the others get loadable = false and the reason. datinfo reports with
+// the same rule.
+void mark_loadable(ConfigEntry &c) noexcept;
+
 // What the registry read, from where, and why that file.
 struct ConfigSnapshot {
     std::string path;     // the file read ("" when none)

@@ -479,29 +479,9 @@ TEST(Conformance, DisconnectFlushesPostedReceives) {
 // request for it, so DISCONNECTED is as right as BROKEN.
 TEST(Conformance, KilledPeerBreaksConnection) {
     Channel ch;
-    int pid = spawn([&] {
-        ch.child_side();
-        Node c;
-        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
-        DAT_CONN_QUAL qual;
-        CHILD_CHECK(ch.recv(&qual));
-        DAT_EVENT_NUMBER outcome;
-        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
-                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
-        CHILD_CHECK(ch.send(1));
-        pause();
-        return 0;
-    });
-    ch.parent_side();
     Node s;
-    ASSERT_EQ(s.open(), DAT_SUCCESS);
-    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
-    DAT_CONN_QUAL qual = 0;
-    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
-    ASSERT_TRUE(ch.send(qual));
-    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
-    int ready;
-    ASSERT_TRUE(ch.recv(&ready));
+    int pid = connected_pair(s, ch);
+    ASSERT_GT(pid, 0) << "open, listen, connect and accept";
     kill(pid, SIGKILL);
     DAT_EVENT ev;
     ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);

@@ -272,6 +272,29 @@ int spawn(const std::function<int()> &body) {
     return pid;
 }
 
+int connected_pair(Node &s, Channel &ch) {
+    int pid = spawn([&] {
+        ch.child_side();
+        Node c;
+        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(ch.recv(&qual));
+        DAT_EVENT_NUMBER outcome;
+        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
+                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        CHILD_CHECK(ch.send(1));
+        pause();
+        return 0;
+    });
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    if (s.open() != DAT_SUCCESS || s.make_ep() != DAT_SUCCESS || s.listen(&qual) != DAT_SUCCESS ||
+        !ch.send(qual) || s.accept_one() != DAT_SUCCESS)
+        return -pid;
+    int ready = 0;
+    return ch.recv(&ready) ? pid : -pid;
+}
+
 int reap(int pid, int timeout_s) {
     auto end = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
     int status = 0;

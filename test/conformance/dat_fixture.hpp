@@ -121,6 +121,9 @@ class Channel {
 // Forks; the child runs `body` and exits with its return value (0 = success). Returns the
 // child's pid.
 int spawn(const std::function<int()> &body);
+// Opens `s` with an EP, forks a child that connects to it and then waits (pause()) to be
+// killed, and accepts. Returns the child's pid, or minus it if any step failed.
+int connected_pair(Node &s, Channel &ch);
 // Waits for the child; returns its exit status (or 128+signal).
 int reap(int pid, int timeout_s = 30);
 

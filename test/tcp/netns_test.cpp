@@ -26,30 +26,6 @@ bool cut_link() {
     return netns::run_in(netns::child_ns(), std::string("ip link set ") + netns::kDevice + " down");
 }
 
-// Connects a child (paused afterwards) to the parent's EP; returns the child's pid.
-int connected_pair(Node &s, Channel &ch) {
-    int pid = spawn([&] {
-        ch.child_side();
-        Node c;
-        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
-        DAT_CONN_QUAL qual;
-        CHILD_CHECK(ch.recv(&qual));
-        DAT_EVENT_NUMBER outcome;
-        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
-                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
-        CHILD_CHECK(ch.send(1));
-        pause();
-        return 0;
-    });
-    ch.parent_side();
-    DAT_CONN_QUAL qual = 0;
-    if (s.open() != DAT_SUCCESS || s.make_ep() != DAT_SUCCESS || s.listen(&qual) != DAT_SUCCESS ||
-        !ch.send(qual) || s.accept_one() != DAT_SUCCESS)
-        return -pid;
-    int ready = 0;
-    return ch.recv(&ready) ? pid : -pid;
-}
-
 class TcpNetns : public ::testing::Test {
   protected:
     void SetUp() override {

@@ -1,6 +1,7 @@
 #include "config_report.hpp"
 
 #include "registry/config_file.hpp"
+#include "registry/provider_key.hpp"
 
 #include <dat2/udat.h>
 
@@ -24,26 +25,15 @@ reg::LocatorInputs inputs_for(const Libdat2Location &lib) {
     return in;
 }
 
-bool same_key(const reg::ConfigEntry &a, const reg::ConfigEntry &b) {
-    return a.ia_name == b.ia_name && a.api_major == b.api_major && a.api_minor == b.api_minor &&
-           a.thread_safe == b.thread_safe;
-}
-
-// The registry's rule (registry.cpp): only 'u' + default entries enter the static registry.
+// The registry's own rules: which entries it loads, and which share a key (chained).
 void classify(ConfigReport &r) {
     r.chained_behind.assign(r.entries.size(), -1);
     for (std::size_t i = 0; i < r.entries.size(); ++i) {
         auto &c = r.entries[i];
-        if (!c.user_level) {
-            c.loadable = false;
-            c.not_loaded_reason = "kernel-level (k) entry";
-        } else if (!c.is_default) {
-            c.loadable = false;
-            c.not_loaded_reason = "nondefault entry";
-        }
+        reg::mark_loadable(c);
         if (!c.loadable) continue;
         for (std::size_t j = 0; j < i; ++j)
-            if (r.entries[j].loadable && same_key(r.entries[j], c)) {
+            if (r.entries[j].loadable && reg::same_key(reg::key_of(r.entries[j]), reg::key_of(c))) {
                 r.chained_behind[i] = static_cast<int>(j);
                 break;
             }
@@ -80,11 +70,6 @@ Node diagnostic_node(const reg::ConfigDiagnostic &d) {
 }
 
 }  // namespace
-
-std::string describe_key(const reg::ConfigEntry &e) {
-    return std::string(e.user_level ? "u" : "k") + std::to_string(e.api_major) + "." +
-           std::to_string(e.api_minor) + (e.thread_safe ? " threadsafe" : " nonthreadsafe");
-}
 
 std::string where(const reg::ConfigEntry &e) {
     return e.file + ":" + std::to_string(e.line);

@@ -27,8 +27,6 @@ struct ConfigReport {
 
 ConfigReport read_configuration();
 
-// "u2.0 nonthreadsafe"
-std::string describe_key(const opendat::registry::ConfigEntry &e);
 // "/etc/dat.conf:12"
 std::string where(const opendat::registry::ConfigEntry &e);
 
