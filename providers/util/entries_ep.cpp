@@ -15,17 +15,7 @@ namespace opendat::util {
 
 DAT_DTO_COMPLETION_STATUS check_local_iov(const Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
                                           DAT_MEM_PRIV_FLAGS need, std::uint64_t *total) noexcept {
-    std::uint64_t sum = 0;
-    for (DAT_COUNT i = 0; i < n; ++i) {
-        const DAT_LMR_TRIPLET &s = iov[i];
-        if (s.segment_length == 0) continue;
-        DAT_DTO_COMPLETION_STATUS st = ep->ia->mem.check(KeyKind::Lmr, s.lmr_context, ep->pz,
-                                                         s.virtual_address, s.segment_length, need);
-        if (st != DAT_DTO_SUCCESS) return st;
-        sum += s.segment_length;
-    }
-    *total = sum;
-    return DAT_DTO_SUCCESS;
+    return ep->ia->mem.check_iov(iov, n, ep->pz, need, total);
 }
 
 namespace entry {

@@ -66,9 +66,11 @@ DAT_RETURN Evd::ring_dequeue(DAT_EVENT *out) noexcept {
         if (pop_locked(out)) return DAT_SUCCESS;
     }
     if (!(flags & DAT_EVD_DTO_FLAG)) return err(DAT_QUEUE_EMPTY);
+    // No inline progress (a CQ-backed EVD): nothing new to look for.
+    if (progress_ == nullptr) return DAT_QUEUE_EMPTY;
     // A polling consumer: let the transport receive on this thread (outside our lock:
     // progress posts events here), then look again.
-    if (progress_ != nullptr) progress_->progress_inline();
+    progress_->progress_inline();
     std::lock_guard lk(mu_);
     if (pop_locked(out)) return DAT_SUCCESS;
     // See the header: the bare code is what a polling dtest compares against.
@@ -77,16 +79,27 @@ DAT_RETURN Evd::ring_dequeue(DAT_EVENT *out) noexcept {
 
 DAT_RETURN Evd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
                      DAT_COUNT *nmore) noexcept {
-    if (backend_ != nullptr) return backend_->wait(timeout_us, threshold, out, nmore);
+    if (backend_ != nullptr) {
+        {
+            std::lock_guard lk(mu_);
+            if (DAT_RETURN rc = wait_checks_locked(threshold); rc != DAT_SUCCESS) return rc;
+        }
+        return backend_->wait(timeout_us, threshold, out, nmore);
+    }
     return ring_wait(timeout_us, threshold, out, nmore);
+}
+
+DAT_RETURN Evd::wait_checks_locked(DAT_COUNT threshold) const noexcept {
+    if (threshold <= 0 || static_cast<std::size_t>(threshold) > ring_.size()) return bad_arg(3);
+    if (!waitable_) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE);
+    if (!enabled_) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_DISABLED);
+    return DAT_SUCCESS;
 }
 
 DAT_RETURN Evd::ring_wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
                           DAT_COUNT *nmore) noexcept {
     std::unique_lock lk(mu_);
-    if (threshold <= 0 || static_cast<std::size_t>(threshold) > ring_.size()) return bad_arg(3);
-    if (!waitable_) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE);
-    if (!enabled_) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_DISABLED);
+    if (DAT_RETURN rc = wait_checks_locked(threshold); rc != DAT_SUCCESS) return rc;
     if (waiters_ > 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
     ++waiters_;
     bool ok = wait_for_us(cv_, lk, timeout_us, [&] {

@@ -29,7 +29,8 @@ class Transport;
 class EvdBackend {
   public:
     virtual ~EvdBackend() = default;
-    // The dat_evd_* semantics, after util checked the handle and the output pointer.
+    // The dat_evd_* semantics, after util checked the handle and the output pointer (and,
+    // for wait, the threshold and that the EVD is waitable and enabled).
     virtual DAT_RETURN dequeue(DAT_EVENT *out) noexcept = 0;
     virtual DAT_RETURN wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
                             DAT_COUNT *nmore) noexcept = 0;
@@ -83,6 +84,8 @@ struct Evd : Header {
 
   private:
     bool pop_locked(DAT_EVENT *out) noexcept;
+    // dat_evd_wait's checks of the EVD itself, for the ring and the backend alike.
+    DAT_RETURN wait_checks_locked(DAT_COUNT threshold) const noexcept;
     DAT_RETURN ring_wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
                          DAT_COUNT *nmore) noexcept;
 

@@ -34,21 +34,35 @@ void MemTable::remove(KeyKind kind, std::uint32_t key) noexcept {
     (kind == KeyKind::Lmr ? lmr_ : rmr_).erase(key);
 }
 
-bool MemTable::update(KeyKind kind, std::uint32_t key, const MemRange &range) noexcept {
-    std::unique_lock lk(mu_);
-    auto &map = kind == KeyKind::Lmr ? lmr_ : rmr_;
-    auto it = map.find(key);
-    if (it == map.end()) return false;
-    it->second = range;
-    return true;
-}
-
 DAT_DTO_COMPLETION_STATUS MemTable::check(KeyKind kind, std::uint32_t key, const Pz *pz,
                                           std::uint64_t addr, std::uint64_t len,
                                           DAT_MEM_PRIV_FLAGS need) const noexcept {
+    std::shared_lock lk(mu_);
+    return check_locked(kind, key, pz, addr, len, need);
+}
+
+DAT_DTO_COMPLETION_STATUS MemTable::check_iov(const DAT_LMR_TRIPLET *iov, DAT_COUNT n, const Pz *pz,
+                                              DAT_MEM_PRIV_FLAGS need,
+                                              std::uint64_t *total) const noexcept {
+    std::uint64_t sum = 0;
+    std::shared_lock lk(mu_);  // once per post, not once per segment
+    for (DAT_COUNT i = 0; i < n; ++i) {
+        const DAT_LMR_TRIPLET &s = iov[i];
+        if (s.segment_length == 0) continue;
+        DAT_DTO_COMPLETION_STATUS st = check_locked(KeyKind::Lmr, s.lmr_context, pz,
+                                                    s.virtual_address, s.segment_length, need);
+        if (st != DAT_DTO_SUCCESS) return st;
+        sum += s.segment_length;
+    }
+    *total = sum;
+    return DAT_DTO_SUCCESS;
+}
+
+DAT_DTO_COMPLETION_STATUS MemTable::check_locked(KeyKind kind, std::uint32_t key, const Pz *pz,
+                                                 std::uint64_t addr, std::uint64_t len,
+                                                 DAT_MEM_PRIV_FLAGS need) const noexcept {
     const DAT_DTO_COMPLETION_STATUS fail =
         kind == KeyKind::Lmr ? DAT_DTO_ERR_LOCAL_PROTECTION : DAT_DTO_ERR_REMOTE_ACCESS;
-    std::shared_lock lk(mu_);
     // A remote key may name an LMR (its rmr_context) or a bound RMR window.
     const MemRange *r = nullptr;
     if (kind == KeyKind::Lmr) {

@@ -38,16 +38,22 @@ class MemTable {
     // Allocates a fresh key not in use (of either kind) and records `range` under it.
     DAT_RETURN add(KeyKind kind, const MemRange &range, std::uint32_t *key);
     void remove(KeyKind kind, std::uint32_t key) noexcept;
-    // Re-targets an existing key (RMR bind) without changing the key.
-    bool update(KeyKind kind, std::uint32_t key, const MemRange &range) noexcept;
 
     // The access check. Returns DAT_DTO_SUCCESS or the DTO status to report:
     // DAT_DTO_ERR_LOCAL_PROTECTION (local) / DAT_DTO_ERR_REMOTE_ACCESS (remote).
     DAT_DTO_COMPLETION_STATUS check(KeyKind kind, std::uint32_t key, const Pz *pz,
                                     std::uint64_t addr, std::uint64_t len,
                                     DAT_MEM_PRIV_FLAGS need) const noexcept;
+    // The same check for every non-empty segment of a local IOV (LMR keys), under one
+    // lock; *total = the bytes it covers.
+    DAT_DTO_COMPLETION_STATUS check_iov(const DAT_LMR_TRIPLET *iov, DAT_COUNT n, const Pz *pz,
+                                        DAT_MEM_PRIV_FLAGS need,
+                                        std::uint64_t *total) const noexcept;
 
   private:
+    DAT_DTO_COMPLETION_STATUS check_locked(KeyKind kind, std::uint32_t key, const Pz *pz,
+                                           std::uint64_t addr, std::uint64_t len,
+                                           DAT_MEM_PRIV_FLAGS need) const noexcept;
     mutable std::shared_mutex mu_;
     std::unordered_map<std::uint32_t, MemRange> lmr_;
     std::unordered_map<std::uint32_t, MemRange> rmr_;

@@ -125,12 +125,6 @@ bool CqEvd::pop_staged_locked(DAT_EVENT *out) noexcept {
 
 DAT_RETURN CqEvd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
                        DAT_COUNT *nmore) noexcept {
-    if (threshold <= 0 || threshold > evd_->qlen()) return util::bad_arg(3);
-    DAT_EVD_STATE st = evd_->state();
-    if (st & DAT_EVD_STATE_UNWAITABLE)
-        return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE);
-    if (st & DAT_EVD_STATE_DISABLED)
-        return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_DISABLED);
     if (waiters_.fetch_add(1) != 0) {
         waiters_.fetch_sub(1);
         return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
@@ -158,7 +152,7 @@ DAT_RETURN CqEvd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *o
         if (!armed) {
             // Arm, then look again: a completion that arrived before arming raises no
             // channel event.
-            if (ibv_req_notify_cq(cq_.get(), 0) != 0) return util::kInternal;
+            if (arm() != 0) return util::kInternal;
             armed = true;
             continue;
         }
@@ -179,14 +173,7 @@ DAT_RETURN CqEvd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *o
         int n = ::poll(fds, 2, wait_ms);
         if (n < 0 && errno != EINTR) return util::kInternal;
         if (n < 0) return util::err(DAT_INTERRUPTED_CALL);
-        if (fds[0].revents & POLLIN) {
-            ibv_cq *cq = nullptr;
-            void *ctx = nullptr;
-            if (ibv_get_cq_event(ch_.get(), &cq, &ctx) == 0) {
-                ibv_ack_cq_events(cq, 1);
-                armed = false;
-            }
-        }
+        if ((fds[0].revents & POLLIN) && take_channel_event()) armed = false;
         if (fds[1].revents & POLLIN) {
             std::uint64_t v;
             [[maybe_unused]] ssize_t r = ::read(wake_.get(), &v, sizeof v);
@@ -222,10 +209,12 @@ bool CqEvd::has_event() noexcept {
     return staged_.load(std::memory_order_relaxed) > 0;
 }
 
-void CqEvd::take_channel_event() noexcept {
+bool CqEvd::take_channel_event() noexcept {
     ibv_cq *cq = nullptr;
     void *ctx = nullptr;
-    if (ibv_get_cq_event(ch_.get(), &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
+    if (ibv_get_cq_event(ch_.get(), &cq, &ctx) != 0) return false;
+    ibv_ack_cq_events(cq, 1);
+    return true;
 }
 
 void CqEvd::unwaitable() noexcept {
@@ -247,6 +236,9 @@ DAT_RETURN VerbsTransport::evd_create_dto(util::Evd *evd) noexcept {
     if (!cq) return util::kNoMemory;
     if (DAT_RETURN rc = cq->open(dev_.ctx, evd->qlen()); rc != DAT_SUCCESS) return rc;
     evd->set_backend(std::move(cq));
+    // Completions come from the CQ, polled by the backend: an empty poll of the EVD's
+    // software ring (mixed EVDs) has no transport progress to make.
+    evd->set_progress(nullptr);
     return DAT_SUCCESS;
 }
 

@@ -49,7 +49,7 @@ class CqEvd final : public util::EvdBackend {
     bool has_event() noexcept;
     int arm() noexcept { return ibv_req_notify_cq(cq_.get(), 0); }
     int channel_fd() const noexcept { return ch_->fd; }
-    void take_channel_event() noexcept;
+    bool take_channel_event() noexcept;  // whether there was one (it is acknowledged)
 
     const bool mixed;
 

@@ -17,15 +17,6 @@ struct ChannelDel {
 struct IdDel {
     void operator()(rdma_cm_id *id) const noexcept { rdma_destroy_id(id); }
 };
-struct PdDel {
-    void operator()(ibv_pd *pd) const noexcept { ibv_dealloc_pd(pd); }
-};
-struct MrDel {
-    void operator()(ibv_mr *mr) const noexcept { ibv_dereg_mr(mr); }
-};
-struct MwDel {
-    void operator()(ibv_mw *mw) const noexcept { ibv_dealloc_mw(mw); }
-};
 struct CqDel {
     void operator()(ibv_cq *cq) const noexcept { ibv_destroy_cq(cq); }
 };
@@ -38,9 +29,6 @@ struct QpDel {
 
 using ChannelPtr = std::unique_ptr<rdma_event_channel, ChannelDel>;
 using IdPtr = std::unique_ptr<rdma_cm_id, IdDel>;
-using PdPtr = std::unique_ptr<ibv_pd, PdDel>;
-using MrPtr = std::unique_ptr<ibv_mr, MrDel>;
-using MwPtr = std::unique_ptr<ibv_mw, MwDel>;
 using CqPtr = std::unique_ptr<ibv_cq, CqDel>;
 using CompChannelPtr = std::unique_ptr<ibv_comp_channel, CompChannelDel>;
 using QpPtr = std::unique_ptr<ibv_qp, QpDel>;
