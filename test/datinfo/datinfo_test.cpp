@@ -222,6 +222,22 @@ TEST(Datinfo, EnvListsVariablesWithMeaning) {
     EXPECT_HAS(r.out, "name: DAT_OVERRIDE\n      set: no");
 }
 
+// datinfo judges the values with libdat2's own parsing: a destination mask in hex or
+// octal, or with bits beyond stdout/syslog, is accepted as libdat2 accepts it, and a signed
+// level is refused as libdat2 refuses it.
+TEST(Datinfo, EnvJudgesValuesAsLibdat2Does) {
+    const auto r =
+        run_datinfo("", {"-e", "-l"},
+                    {{"DAT_TRACE_LEVEL", "+5"}, {"DAT_DBG_DEST", "0x3"}, {"DAPL_DBG_DEST", "6"}});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_HAS(r.out, "value: +5\n");
+    EXPECT_HAS(r.out, "effect: invalid: the default level 1 is used");
+    EXPECT_HAS(r.out, "value: 0x3\n");
+    EXPECT_HAS(r.out, "effect: stdout and syslog");
+    EXPECT_HAS(r.out, "value: 6\n");
+    EXPECT_HAS(r.out, "effect: syslog");
+}
+
 TEST(Datinfo, UnknownVariableGetsASuggestion) {
     const auto conf = write_conf("env.conf", fake_line("fake0"));
     const auto r =

@@ -1,6 +1,8 @@
 #include "environment_report.hpp"
 
 #include "trclvl.hpp"
+#include "trace/environment.hpp"
+#include "trace/trace.hpp"
 
 #include <dat2/dat_trace.h>
 
@@ -115,38 +117,29 @@ const char *level_name(long v) {
     return "debug";
 }
 
-// The same rules as common/trace/environment.cpp, stated for people.
+// libdat2's own parsing (common/trace/environment.cpp), its verdict stated for people.
 std::string interpret(const std::string &name, const std::string &value) {
-    const bool level = name.ends_with("_TRACE_LEVEL");
-    const bool dbg_type = name.ends_with("_DBG_TYPE");
-    const bool dbg_dest = name.ends_with("_DBG_DEST");
-    if (level) {
-        char *end = nullptr;
-        const long v = value.empty() ? -1 : std::strtol(value.c_str(), &end, 10);
-        if (value.empty() || *end != '\0' || v < 0 || v > DAT_TRACE_LEVEL_MAX)
+    namespace env = opendat::trace::detail;
+    if (name.ends_with("_TRACE_LEVEL")) {
+        int v = 0;
+        if (!env::parse_level(value.c_str(), &v))
             return "invalid: the default level 1 is used (and a warning printed)";
         return "level " + std::to_string(v) + " (" + level_name(v) + ")";
     }
-    if (dbg_type) {
-        char *end = nullptr;
-        const unsigned long m = std::strtoul(value.c_str(), &end, 0);
-        if (value.empty() || *end != '\0') return "invalid: ignored";
-        long lvl = 1;
-        if (m == 0)
-            lvl = 0;
-        else if (std::popcount(m) >= 8)
-            lvl = 10;
-        else if (m & ~0x3ul)
-            lvl = 7;
-        else if (m & 0x2ul)
-            lvl = 3;
-        return "mask -> level " + std::to_string(lvl) + " when the *_TRACE_LEVEL variable is unset";
+    if (name.ends_with("_DBG_TYPE")) {
+        unsigned long m = 0;
+        if (!env::parse_mask(value.c_str(), &m)) return "invalid: ignored";
+        return "mask -> level " + std::to_string(env::level_from_legacy_mask(m)) +
+               " when the *_TRACE_LEVEL variable is unset";
     }
-    if (dbg_dest) {
-        if (value == "1") return "stdout";
-        if (value == "2") return "syslog";
-        if (value == "3") return "stdout and syslog";
-        return "invalid: stderr is used";
+    if (name.ends_with("_DBG_DEST")) {
+        unsigned long m = 0;
+        unsigned dests = 0;
+        if (!env::parse_mask(value.c_str(), &m) || !env::dests_from_legacy_mask(m, &dests))
+            return "invalid: stderr is used";
+        const bool out = dests & opendat::trace::kDestStdout;
+        const bool log = dests & opendat::trace::kDestSyslog;
+        return out && log ? "stdout and syslog" : out ? "stdout" : "syslog";
     }
     return {};
 }
