@@ -14,16 +14,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "tcp/buffered_socket.hpp"
 #include "tcp/engine.hpp"
+#include "tcp/iov.hpp"
 #include "tcp/net.hpp"
+#include "tcp/rx_state.hpp"
 #include "tcp/wire.hpp"
 #include "util/objects.hpp"
 
 namespace opendat::tcp {
 
 class TcpTransport;
-
-constexpr int kMaxIov = 16;
 
 // A posted send, RDMA write or RDMA read.
 struct RequestWr {
@@ -82,13 +83,11 @@ class TcpEp final : public Pollable {
 
   private:
     enum class Phase { Idle, RetryWait, Connecting, AwaitAccept, Connected, Closing, Closed };
-    enum class Rx { Header, Dispatch, Payload, Discard };
-    enum class RxDone { None, Recv, Write, ReadResp, ConnPdata };
     enum class Step { Continue, Stop, Failed };
 
     // Transmit side (tcp_ep_tx.cpp).
     void tx_progress() noexcept;
-    bool next_frame(iovec *iov, int *n, std::size_t *frame_len) noexcept;
+    bool next_frame() noexcept;
     void frame_sent() noexcept;
     bool queue_ctrl(const FrameHeader &hdr, const void *data) noexcept;
     bool ctrl_full() const noexcept { return ctrl_tail_ - ctrl_head_ == ctrl_.size(); }
@@ -96,9 +95,7 @@ class TcpEp final : public Pollable {
 
     // Receive side (tcp_ep_rx.cpp).
     void rx_progress() noexcept;
-    void rx_place(std::size_t len) noexcept;
-    void rx_advance_iov(std::size_t got) noexcept;
-    std::size_t staged() const noexcept { return stage_len_ - stage_pos_; }
+    void rx_stream_ended(int err) noexcept;
     Step rx_dispatch() noexcept;
     Step rx_payload_done() noexcept;
     Step on_send_frame() noexcept;
@@ -108,7 +105,6 @@ class TcpEp final : public Pollable {
     Step on_reply(bool nak) noexcept;
     Step remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept;
     RequestWr *find_wr(std::uint32_t seq, std::uint64_t *counter) noexcept;
-    void start_payload(RxDone done, std::uint64_t len) noexcept;
 
     // Connection management (tcp_ep_cm.cpp).
     DAT_RETURN start_attempt() noexcept;
@@ -146,33 +142,20 @@ class TcpEp final : public Pollable {
     std::vector<CtrlFrame> ctrl_;
     std::uint64_t ctrl_head_ = 0, ctrl_tail_ = 0;
 
-    // Frame being transmitted.
+    // Frame being transmitted: where it comes from, and its bytes not yet sent.
     enum class TxSrc { None, Ctrl, Request, Disc } tx_src_ = TxSrc::None;
-    std::size_t tx_off_ = 0;
-    bool disc_wanted_ = false;  // graceful disconnect: DISC after everything queued
+    IovCursor<kMaxIov + 1> tx_frame_;  // header + payload segments
+    bool disc_wanted_ = false;         // graceful disconnect: DISC after everything queued
     bool disc_sent_ = false;
     bool close_after_ctrl_ = false;  // a NAK is queued: stop after sending it
     FrameHeader disc_hdr_{};
 
-    // Receive state.
-    Rx rx_ = Rx::Header;
-    FrameHeader rx_hdr_{};
-    std::size_t rx_got_ = 0;
-    RxDone rx_done_ = RxDone::None;
-    iovec rx_iov_[kMaxIov]{};
-    int rx_niov_ = 0;
-    int rx_iov_idx_ = 0;
-    std::uint64_t rx_left_ = 0;
-    std::uint64_t rx_wr_ = 0;   // request counter for READ_RESP
-    bool rx_blocked_ = false;   // waiting for a posted receive or control-ring space
-    bool discard_all_ = false;  // after a protection violation: drain until the peer closes
+    // Receive side: the frame state machine's position, and the stream it reads.
+    RxState rx_;
+    BufferedSocket in_;
 
     unsigned char pdata_out_[util::kMaxPrivateData]{};
     unsigned char pdata_in_[util::kMaxPrivateData]{};
-    // Receive staging (see rx_progress): bytes read ahead of the frame being parsed.
-    static constexpr std::size_t kStage = 8192;
-    std::size_t stage_pos_ = 0, stage_len_ = 0;
-    unsigned char stage_[kStage];
 };
 
 }  // namespace opendat::tcp

@@ -20,7 +20,7 @@ void TcpEp::on_events(std::uint32_t events) noexcept {
         if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) finish_connect();
     } else {
         if (events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) {
-            if (rx_blocked_ && (events & (EPOLLERR | EPOLLHUP))) {
+            if (rx_.blocked && (events & (EPOLLERR | EPOLLHUP))) {
                 // Waiting for a receive buffer, but the connection is already gone.
                 teardown(DAT_CONNECTION_EVENT_BROKEN, true);
             } else {
@@ -79,15 +79,11 @@ DAT_RETURN TcpEp::connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOU
     // The CONN_REQ goes out as soon as the socket connects (control frames go first).
     ctrl_head_ = ctrl_tail_ = 0;
     queue_ctrl(make_header(kConnReq, static_cast<std::uint32_t>(pdata_len)), pdata_out_);
-    rx_ = Rx::Header;
-    rx_got_ = 0;
-    stage_pos_ = stage_len_ = 0;
-    rx_blocked_ = false;
-    discard_all_ = false;
+    rx_.reset();
+    in_.reset();
     close_after_ctrl_ = false;
     disc_wanted_ = disc_sent_ = false;
     tx_src_ = TxSrc::None;
-    tx_off_ = 0;
     auto now = std::chrono::steady_clock::now();
     deadline_ = timeout_us == DAT_TIMEOUT_INFINITE ? std::chrono::steady_clock::time_point::max()
                                                    : now + std::chrono::microseconds(timeout_us);
@@ -179,11 +175,8 @@ DAT_RETURN TcpEp::accept(Fd fd, const sockaddr_storage &peer, DAT_COUNT pdata_le
     fd_ = std::move(fd);
     ep->remote_addr = peer;
     phase_ = Phase::Connected;
-    rx_ = Rx::Header;
-    rx_got_ = 0;
-    stage_pos_ = stage_len_ = 0;
-    rx_blocked_ = false;
-    discard_all_ = false;
+    rx_.reset();
+    in_.reset();
     close_after_ctrl_ = false;
     disc_wanted_ = disc_sent_ = false;
     tx_src_ = TxSrc::None;
@@ -239,8 +232,8 @@ DAT_RETURN TcpEp::disconnect(DAT_CLOSE_FLAGS flags) noexcept {
 void TcpEp::protocol_error(const char *why) noexcept {
     DAPL_TRC(trace::kError, "tcp",
              "EP %p: malformed frame from peer (%s: magic 0x%x version %u op %u length %u)",
-             static_cast<void *>(ep), why, rx_hdr_.magic, rx_hdr_.version, rx_hdr_.op,
-             rx_hdr_.length);
+             static_cast<void *>(ep), why, rx_.hdr.magic, rx_.hdr.version, rx_.hdr.op,
+             rx_.hdr.length);
     util::post_async(ep->ia, DAT_ASYNC_ERROR_EP_BROKEN, ep);
     teardown(DAT_CONNECTION_EVENT_BROKEN, true);
 }
@@ -278,11 +271,8 @@ void TcpEp::teardown(DAT_EVENT_NUMBER event, bool post_events, DAT_COUNT pdata_l
     rq_head_ = rq_tail_;
     ctrl_head_ = ctrl_tail_;
     tx_src_ = TxSrc::None;
-    tx_off_ = 0;
-    rx_ = Rx::Header;
-    rx_got_ = 0;
-    stage_pos_ = stage_len_ = 0;
-    rx_blocked_ = false;
+    rx_.reset();
+    in_.reset();
     phase_ = Phase::Closed;
     if (post_events) util::ep_connection_ended(ep, event, pdata_len, pdata);
 }

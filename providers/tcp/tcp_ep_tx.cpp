@@ -51,9 +51,9 @@ DAT_RETURN TcpEp::post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
         std::memcpy(&rq_iov_[slot * kMaxIov], iov,
                     sizeof(DAT_LMR_TRIPLET) * static_cast<std::size_t>(n));
     ++rq_tail_;
-    if (rx_blocked_ && fd_) {
+    if (rx_.blocked && fd_) {
         // The peer's SEND was waiting for this buffer.
-        rx_blocked_ = false;
+        rx_.blocked = false;
         rx_progress();
         reap();
         update_poll();
@@ -145,72 +145,45 @@ bool TcpEp::queue_ctrl(const FrameHeader &hdr, const void *data) noexcept {
     return true;
 }
 
-// Picks the frame to (continue to) transmit and describes its unsent bytes as an iovec
-// array. Control frames go first (they answer the peer); DISC goes last.
-bool TcpEp::next_frame(iovec *iov, int *n, std::size_t *frame_len) noexcept {
-    if (tx_src_ == TxSrc::None) {
-        tx_off_ = 0;
-        if (ctrl_head_ != ctrl_tail_) {
-            tx_src_ = TxSrc::Ctrl;
-        } else {
-            // Skip requests that failed local checks: they are already "transmitted".
-            while (sq_tx_ != sq_tail_ && sq_[sq_tx_ % sq_.size()].transmitted) ++sq_tx_;
-            if (sq_tx_ != sq_tail_ && !close_after_ctrl_)
-                tx_src_ = TxSrc::Request;
-            else if (disc_wanted_ && !disc_sent_ && sq_tx_ == sq_tail_)
-                tx_src_ = TxSrc::Disc;
-            else
-                return false;
-        }
+// Picks the frame to transmit next, if none is under way, and describes its bytes in
+// tx_frame_ (the cursor then moves as they are sent). Control frames go first (they
+// answer the peer); DISC goes last.
+bool TcpEp::next_frame() noexcept {
+    if (tx_src_ != TxSrc::None) return true;
+    if (ctrl_head_ != ctrl_tail_) {
+        tx_src_ = TxSrc::Ctrl;
+    } else {
+        // Skip requests that failed local checks: they are already "transmitted".
+        while (sq_tx_ != sq_tail_ && sq_[sq_tx_ % sq_.size()].transmitted) ++sq_tx_;
+        if (sq_tx_ != sq_tail_ && !close_after_ctrl_)
+            tx_src_ = TxSrc::Request;
+        else if (disc_wanted_ && !disc_sent_ && sq_tx_ == sq_tail_)
+            tx_src_ = TxSrc::Disc;
+        else
+            return false;
     }
-    const FrameHeader *hdr = nullptr;
-    iovec all[kMaxIov + 1];
-    int cnt = 0;
+    tx_frame_.clear();
     switch (tx_src_) {
         case TxSrc::Ctrl: {
             const CtrlFrame &c = ctrl_[ctrl_head_ % ctrl_.size()];
-            hdr = &c.hdr;
-            all[cnt++] = {const_cast<FrameHeader *>(hdr), sizeof(FrameHeader)};
-            if (c.hdr.length > 0) all[cnt++] = {const_cast<void *>(c.data), c.hdr.length};
+            tx_frame_.push(&c.hdr, sizeof c.hdr);
+            tx_frame_.push(c.data, c.hdr.length);
             break;
         }
         case TxSrc::Request: {
             std::size_t slot = sq_tx_ % sq_.size();
             const RequestWr &w = sq_[slot];
-            hdr = &w.hdr;
-            all[cnt++] = {const_cast<FrameHeader *>(hdr), sizeof(FrameHeader)};
-            if (w.hdr.op != kReadReq) {
-                for (std::uint32_t i = 0; i < w.niov; ++i) {
-                    const DAT_LMR_TRIPLET &s = sq_iov_[slot * kMaxIov + i];
-                    if (s.segment_length == 0) continue;
-                    all[cnt++] = {
-                        reinterpret_cast<void *>(static_cast<std::uintptr_t>(s.virtual_address)),
-                        s.segment_length};
-                }
-            }
+            tx_frame_.push(&w.hdr, sizeof w.hdr);
+            if (w.hdr.op != kReadReq) tx_frame_.push_segments(&sq_iov_[slot * kMaxIov], w.niov);
             break;
         }
         case TxSrc::Disc:
             disc_hdr_ = make_header(kDisc, 0);
-            all[cnt++] = {&disc_hdr_, sizeof(FrameHeader)};
+            tx_frame_.push(&disc_hdr_, sizeof disc_hdr_);
             break;
         case TxSrc::None:
             return false;
     }
-    // Drop the bytes already sent.
-    std::size_t skip = tx_off_, total = 0;
-    *n = 0;
-    for (int i = 0; i < cnt; ++i) {
-        total += all[i].iov_len;
-        if (skip >= all[i].iov_len) {
-            skip -= all[i].iov_len;
-            continue;
-        }
-        iov[*n] = {static_cast<char *>(all[i].iov_base) + skip, all[i].iov_len - skip};
-        skip = 0;
-        ++*n;
-    }
-    *frame_len = total;
     return true;
 }
 
@@ -237,7 +210,6 @@ void TcpEp::frame_sent() noexcept {
             break;
     }
     tx_src_ = TxSrc::None;
-    tx_off_ = 0;
 }
 
 void TcpEp::tx_progress() noexcept {
@@ -246,13 +218,10 @@ void TcpEp::tx_progress() noexcept {
         return;
     bool freed_ctrl = false;
     for (;;) {
-        iovec iov[kMaxIov + 1];
-        int n = 0;
-        std::size_t frame_len = 0;
-        if (!next_frame(iov, &n, &frame_len)) break;
+        if (!next_frame()) break;
         msghdr msg{};
-        msg.msg_iov = iov;
-        msg.msg_iovlen = static_cast<std::size_t>(n);
+        msg.msg_iov = tx_frame_.data();
+        msg.msg_iovlen = static_cast<std::size_t>(tx_frame_.count());
         ssize_t sent = sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (sent < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) break;  // EPOLLOUT resumes
@@ -262,13 +231,13 @@ void TcpEp::tx_progress() noexcept {
             teardown(DAT_CONNECTION_EVENT_BROKEN, true);
             return;
         }
-        tx_off_ += static_cast<std::size_t>(sent);
-        if (tx_off_ < frame_len) continue;
+        tx_frame_.consume(static_cast<std::size_t>(sent));
+        if (tx_frame_.left() > 0) continue;
         if (tx_src_ == TxSrc::Ctrl) freed_ctrl = true;
         frame_sent();
     }
-    if (freed_ctrl && rx_blocked_ && !ctrl_full()) {
-        rx_blocked_ = false;
+    if (freed_ctrl && rx_.blocked && !ctrl_full()) {
+        rx_.blocked = false;
         rx_progress();
     }
 }
@@ -297,7 +266,7 @@ void TcpEp::update_poll() noexcept {
     if (phase_ == Phase::Connecting) {
         want = EPOLLOUT;
     } else {
-        if (!rx_blocked_) want |= EPOLLIN | EPOLLRDHUP;
+        if (!rx_.blocked) want |= EPOLLIN | EPOLLRDHUP;
         bool pending = tx_src_ != TxSrc::None || ctrl_head_ != ctrl_tail_ || sq_tx_ != sq_tail_ ||
                        (disc_wanted_ && !disc_sent_);
         if (pending) want |= EPOLLOUT;

@@ -1,0 +1,87 @@
+// Scatter/gather lists for the wire I/O: a fixed-capacity iovec array with a cursor that
+// moves forward as bytes are sent, received or copied, and the one place where a DAT
+// segment list (LMR triplets) becomes iovecs. Header-only: both directions use it on
+// every frame, so it must inline into the hot path.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include <dat2/udat.h>
+
+namespace opendat::tcp {
+
+// Segments per posted request or receive (the provider's max_iov).
+constexpr int kMaxIov = 16;
+
+template <int N>
+class IovCursor {
+  public:
+    static constexpr int kCapacity = N;
+
+    void clear() noexcept {
+        n_ = idx_ = 0;
+        left_ = 0;
+    }
+    // Appends one buffer; empty ones are dropped (they would cost readv/sendmsg a slot).
+    // The caller sizes N for its frames: at most one header plus kMaxIov segments.
+    void push(void *base, std::size_t len) noexcept {
+        if (len == 0) return;
+        v_[n_++] = {base, len};
+        left_ += len;
+    }
+    void push(const void *base, std::size_t len) noexcept { push(const_cast<void *>(base), len); }
+    // Appends the segments of a DAT segment list in order, at most `limit` bytes in all:
+    // a message shorter than its receive buffer fills the first segments only.
+    void push_segments(const DAT_LMR_TRIPLET *seg, std::uint32_t n,
+                       std::uint64_t limit = ~std::uint64_t{0}) noexcept {
+        for (std::uint32_t i = 0; i < n && limit > 0; ++i) {
+            std::uint64_t take = seg[i].segment_length < limit ? seg[i].segment_length : limit;
+            push(reinterpret_cast<void *>(static_cast<std::uintptr_t>(seg[i].virtual_address)),
+                 static_cast<std::size_t>(take));
+            limit -= take;
+        }
+    }
+
+    // Bytes not yet consumed, and the iovecs that hold them.
+    std::uint64_t left() const noexcept { return left_; }
+    iovec *data() noexcept { return v_ + idx_; }
+    int count() const noexcept { return n_ - idx_; }
+
+    // Moves past `len` bytes (sent, or received in place by readv). len <= left().
+    void consume(std::size_t len) noexcept {
+        left_ -= len;
+        while (len > 0) {
+            iovec &v = v_[idx_];
+            std::size_t take = len < v.iov_len ? len : v.iov_len;
+            v.iov_base = static_cast<char *>(v.iov_base) + take;
+            v.iov_len -= take;
+            len -= take;
+            if (v.iov_len == 0) ++idx_;
+        }
+    }
+    // Copies `len` bytes into the buffers and moves past them. len <= left().
+    void fill(const unsigned char *from, std::size_t len) noexcept {
+        left_ -= len;
+        while (len > 0) {
+            iovec &v = v_[idx_];
+            std::size_t take = len < v.iov_len ? len : v.iov_len;
+            std::memcpy(v.iov_base, from, take);
+            v.iov_base = static_cast<char *>(v.iov_base) + take;
+            v.iov_len -= take;
+            from += take;
+            len -= take;
+            if (v.iov_len == 0) ++idx_;
+        }
+    }
+
+  private:
+    iovec v_[N]{};
+    int n_ = 0, idx_ = 0;
+    std::uint64_t left_ = 0;
+};
+
+}  // namespace opendat::tcp
