@@ -92,6 +92,7 @@ class TcpEp final : public Pollable {
     bool queue_ctrl(const FrameHeader &hdr, const void *data) noexcept;
     bool ctrl_full() const noexcept { return ctrl_tail_ - ctrl_head_ == ctrl_.size(); }
     void reap() noexcept;
+    void half_close() noexcept;
 
     // Receive side (tcp_ep_rx.cpp).
     void rx_progress() noexcept;
@@ -114,6 +115,8 @@ class TcpEp final : public Pollable {
     void teardown(DAT_EVENT_NUMBER event, bool post_events, DAT_COUNT pdata_len = 0,
                   const void *pdata = nullptr) noexcept;
     void update_poll() noexcept;
+    void reset_stream() noexcept;
+    void send_disc_now() noexcept;
 
     TcpTransport *const tr_;
     bool owns_ep_ = false;

@@ -77,20 +77,15 @@ DAT_RETURN TcpEp::connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOU
     ep->remote_addr = dst_;
     if (pdata_len > 0) std::memcpy(pdata_out_, pdata, static_cast<std::size_t>(pdata_len));
     // The CONN_REQ goes out as soon as the socket connects (control frames go first).
-    ctrl_head_ = ctrl_tail_ = 0;
+    reset_stream();
     queue_ctrl(make_header(kConnReq, static_cast<std::uint32_t>(pdata_len)), pdata_out_);
-    rx_.reset();
-    in_.reset();
-    close_after_ctrl_ = false;
-    disc_wanted_ = disc_sent_ = false;
-    tx_src_ = TxSrc::None;
     auto now = std::chrono::steady_clock::now();
     deadline_ = timeout_us == DAT_TIMEOUT_INFINITE ? std::chrono::steady_clock::time_point::max()
                                                    : now + std::chrono::microseconds(timeout_us);
     retry_until_ = now + refused_retry_window();
     DAT_RETURN rc = start_attempt();
     if (rc != DAT_SUCCESS) {
-        ctrl_head_ = ctrl_tail_ = 0;
+        reset_stream();
         phase_ = Phase::Idle;
         return rc;
     }
@@ -111,7 +106,12 @@ DAT_RETURN TcpEp::start_attempt() noexcept {
         sockaddr_storage src{};
         std::memcpy(&src, local, sockaddr_len(local));
         set_port(&src, 0);
-        bind(fd.get(), reinterpret_cast<sockaddr *>(&src), sockaddr_len(local));
+        if (bind(fd.get(), reinterpret_cast<sockaddr *>(&src), sockaddr_len(local)) != 0) {
+            // The IA's address is gone (interface down or renumbered): nothing to leave from.
+            DAPL_TRC(trace::kInfo, "tcp", "EP %p cannot bind to the IA address: errno %d",
+                     static_cast<void *>(ep), errno);
+            return util::err(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNREACHABLE);
+        }
     }
     fd_ = std::move(fd);
     registered_ = false;
@@ -175,12 +175,7 @@ DAT_RETURN TcpEp::accept(Fd fd, const sockaddr_storage &peer, DAT_COUNT pdata_le
     fd_ = std::move(fd);
     ep->remote_addr = peer;
     phase_ = Phase::Connected;
-    rx_.reset();
-    in_.reset();
-    close_after_ctrl_ = false;
-    disc_wanted_ = disc_sent_ = false;
-    tx_src_ = TxSrc::None;
-    ctrl_head_ = ctrl_tail_ = 0;
+    reset_stream();
     if (pdata_len > 0) std::memcpy(pdata_out_, pdata, static_cast<std::size_t>(pdata_len));
     queue_ctrl(make_header(kConnAcc, static_cast<std::uint32_t>(pdata_len)), pdata_out_);
     util::ep_established(ep, 0, nullptr);
@@ -215,11 +210,7 @@ DAT_RETURN TcpEp::disconnect(DAT_CLOSE_FLAGS flags) noexcept {
                 return DAT_SUCCESS;
             }
             // Abrupt: say goodbye if no frame is half-sent, then drop everything now.
-            if (tx_src_ == TxSrc::None) {
-                FrameHeader d = make_header(kDisc, 0);
-                [[maybe_unused]] ssize_t n =
-                    send(fd_.get(), &d, sizeof d, MSG_NOSIGNAL | MSG_DONTWAIT);
-            }
+            send_disc_now();
             teardown(DAT_CONNECTION_EVENT_DISCONNECTED, true);
             return DAT_SUCCESS;
         case Phase::Closing:
@@ -269,23 +260,42 @@ void TcpEp::teardown(DAT_EVENT_NUMBER event, bool post_events, DAT_COUNT pdata_l
     }
     sq_head_ = sq_tx_ = sq_tail_;
     rq_head_ = rq_tail_;
-    ctrl_head_ = ctrl_tail_;
-    tx_src_ = TxSrc::None;
-    rx_.reset();
-    in_.reset();
+    reset_stream();
     phase_ = Phase::Closed;
     if (post_events) util::ep_connection_ended(ep, event, pdata_len, pdata);
+}
+
+// Everything that belongs to one TCP byte stream, in both directions, back to where a new
+// stream starts. The one place for it: connect, accept and teardown each used to reset
+// their own list of fields, and the lists had drifted apart.
+void TcpEp::reset_stream() noexcept {
+    rx_.reset();
+    in_.reset();
+    tx_src_ = TxSrc::None;
+    tx_frame_.clear();
+    ctrl_head_ = ctrl_tail_ = 0;
+    close_after_ctrl_ = false;
+    disc_wanted_ = disc_sent_ = false;
+}
+
+// An abrupt end's goodbye: DISC, if it can go out whole right now without splitting a
+// half-sent frame. Best effort: without it the peer reports BROKEN instead of
+// DISCONNECTED, which is all a failed send here could change.
+void TcpEp::send_disc_now() noexcept {
+    if (!fd_ || tx_src_ != TxSrc::None || disc_sent_) return;
+    FrameHeader d = make_header(kDisc, 0);
+    ssize_t n = send(fd_.get(), &d, sizeof d, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n != static_cast<ssize_t>(sizeof d)) {
+        DAPL_TRC(trace::kInfo, "tcp", "EP %p: DISC not sent (%zd bytes, errno %d)",
+                 static_cast<void *>(ep), n, n < 0 ? errno : 0);
+    }
 }
 
 void TcpEp::destroy() noexcept {
     dead_ = true;
     // Freeing a connected EP is an abrupt disconnect: tell the peer if we can do so
     // without corrupting a half-sent frame, so it sees "disconnected", not "broken".
-    if (fd_ && (phase_ == Phase::Connected || phase_ == Phase::Closing) && tx_src_ == TxSrc::None &&
-        !disc_sent_) {
-        FrameHeader d = make_header(kDisc, 0);
-        [[maybe_unused]] ssize_t n = send(fd_.get(), &d, sizeof d, MSG_NOSIGNAL | MSG_DONTWAIT);
-    }
+    if (phase_ == Phase::Connected || phase_ == Phase::Closing) send_disc_now();
     teardown(DAT_CONNECTION_EVENT_DISCONNECTED, false);
 }
 

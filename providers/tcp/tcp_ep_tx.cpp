@@ -193,7 +193,7 @@ void TcpEp::frame_sent() noexcept {
             ++ctrl_head_;
             if (close_after_ctrl_ && ctrl_head_ == ctrl_tail_) {
                 // The NAK is out: no more data from us; drain the peer until it closes.
-                shutdown(fd_.get(), SHUT_WR);
+                half_close();
             }
             break;
         case TxSrc::Request: {
@@ -204,12 +204,22 @@ void TcpEp::frame_sent() noexcept {
         }
         case TxSrc::Disc:
             disc_sent_ = true;
-            shutdown(fd_.get(), SHUT_WR);
+            half_close();
             break;
         case TxSrc::None:
             break;
     }
     tx_src_ = TxSrc::None;
+}
+
+// Our side of the stream is finished (DISC, or the NAK after a violation); the peer's side
+// is still read until it closes. A failure here (the peer already reset the connection)
+// shows up on that read, which ends the connection.
+void TcpEp::half_close() noexcept {
+    if (shutdown(fd_.get(), SHUT_WR) != 0) {
+        DAPL_TRC(trace::kInfo, "tcp", "EP %p: shutdown failed: errno %d", static_cast<void *>(ep),
+                 errno);
+    }
 }
 
 void TcpEp::tx_progress() noexcept {

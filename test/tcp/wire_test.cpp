@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <vector>
@@ -195,4 +196,115 @@ TEST(TcpWire, RandomFramesNeverCorruptMemory) {
         ASSERT_EQ(region.mem, guard) << "round " << round;
         ASSERT_EQ(dat_ep_reset(s.ep), DAT_SUCCESS);
     }
+}
+
+namespace {
+
+// Reads exactly n bytes (or fails the test).
+bool read_all(int fd, void *p, std::size_t n) {
+    auto *b = static_cast<unsigned char *>(p);
+    while (n > 0) {
+        ssize_t r = read(fd, b, n);
+        if (r <= 0) return false;
+        b += r;
+        n -= static_cast<std::size_t>(r);
+    }
+    return true;
+}
+
+}  // namespace
+
+// One endpoint, two connections: the first ends in the middle of everything (a protection
+// violation puts it in drain mode with a NAK queued, a half-close sent and bytes of the
+// peer's next frames read ahead), the second must start from a clean stream in both
+// directions. Connect, accept and teardown each used to reset their own list of stream
+// fields; a field one of them forgot (the drain mode, the staged bytes, the stop after the
+// NAK, a half-sent frame) shows up here as a lost message in one direction or the other.
+TEST(TcpWire, EndpointReusedAfterABrokenStreamStartsClean) {
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    Buffer recv_buf, send_buf;
+    ASSERT_EQ(s.reg(&recv_buf, 256), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&send_buf, 16), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    DAT_EVENT ev;
+
+    // Connection 1: a WRITE with a key nobody issued, followed by more frames in the same
+    // segment (they land in the staging buffer with it).
+    int fd = raw_connect(qual);
+    ASSERT_GE(fd, 0);
+    RawHeader req;
+    req.op = 1;
+    ASSERT_EQ(write(fd, &req, sizeof req), static_cast<ssize_t>(sizeof req));
+    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
+    RawHeader acc;
+    ASSERT_TRUE(read_all(fd, &acc, sizeof acc));
+    ASSERT_EQ(acc.op, 2);
+    std::vector<unsigned char> burst;
+    RawHeader wr;
+    wr.op = 5;  // WRITE
+    wr.length = 100;
+    wr.seq = 7;
+    wr.addr = 0x1000;
+    wr.rkey = 0xDEADBEEF;
+    burst.insert(burst.end(), reinterpret_cast<unsigned char *>(&wr),
+                 reinterpret_cast<unsigned char *>(&wr) + sizeof wr);
+    burst.resize(burst.size() + wr.length, 0xAB);
+    RawHeader snd;
+    snd.op = 4;  // SEND, half of it: the stream ends inside this frame
+    snd.length = 64;
+    burst.insert(burst.end(), reinterpret_cast<unsigned char *>(&snd),
+                 reinterpret_cast<unsigned char *>(&snd) + sizeof snd);
+    burst.resize(burst.size() + 20, 0xCD);
+    ASSERT_EQ(write(fd, burst.data(), burst.size()), static_cast<ssize_t>(burst.size()));
+    RawHeader nak;
+    ASSERT_TRUE(read_all(fd, &nak, sizeof nak));
+    EXPECT_EQ(nak.op, 9);  // NAK
+    EXPECT_EQ(nak.seq, 7u);
+    close(fd);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
+    while (dat_evd_dequeue(s.async_evd, &ev) == DAT_SUCCESS) {
+    }
+    ASSERT_EQ(dat_ep_reset(s.ep), DAT_SUCCESS);
+
+    // Connection 2 on the same endpoint: a message each way arrives whole.
+    DAT_LMR_TRIPLET riov = recv_buf.iov();
+    DAT_DTO_COOKIE ck{};
+    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &riov, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    fd = raw_connect(qual);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, &req, sizeof req), static_cast<ssize_t>(sizeof req));
+    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
+    ASSERT_TRUE(read_all(fd, &acc, sizeof acc));
+    ASSERT_EQ(acc.op, 2);
+    RawHeader msg;
+    msg.op = 4;
+    msg.length = 64;
+    std::vector<unsigned char> text(64);
+    for (std::size_t i = 0; i < text.size(); ++i) text[i] = static_cast<unsigned char>(i + 1);
+    ASSERT_EQ(write(fd, &msg, sizeof msg), static_cast<ssize_t>(sizeof msg));
+    ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.transfered_length, 64u);
+    sync_with_provider(s.ep);
+    EXPECT_TRUE(std::equal(text.begin(), text.end(), recv_buf.mem.begin()));
+
+    std::memset(send_buf.mem.data(), 0x5A, send_buf.mem.size());
+    DAT_LMR_TRIPLET siov = send_buf.iov();
+    ASSERT_EQ(dat_ep_post_send(s.ep, 1, &siov, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    RawHeader out;
+    ASSERT_TRUE(read_all(fd, &out, sizeof out));
+    EXPECT_EQ(out.op, 4);
+    EXPECT_EQ(out.length, 16u);
+    unsigned char body[16];
+    ASSERT_TRUE(read_all(fd, body, sizeof body));
+    EXPECT_EQ(body[0], 0x5A);
+    EXPECT_EQ(body[15], 0x5A);
+    ASSERT_EQ(s.next(s.req_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    close(fd);
 }
