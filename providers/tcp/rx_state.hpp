@@ -12,35 +12,47 @@ namespace opendat::tcp {
 
 struct RxState {
     enum class At {
-        Header,    // assembling the fixed header
-        Dispatch,  // header complete: validate it and find the payload's destination
-        Payload,   // moving the payload into `dst`
-        Discard,   // dropping `skip` bytes (after a protection violation: everything)
+        Header,     // assembling the 32-byte base header
+        Extension,  // the header's extension bytes: `ext_want` kept, then `skip` dropped
+        Dispatch,   // header complete: validate it and find the payload's destination
+        Payload,    // moving the payload into `dst`
+        Discard,    // dropping `skip` bytes (after a protection violation: everything)
     };
     // What completes when the payload is in.
     enum class Done { None, Recv, Write, ReadResp, ConnPdata };
 
     At at = At::Header;
     FrameHeader hdr{};
-    std::size_t hdr_got = 0;  // header bytes assembled
+    std::size_t hdr_got = 0;             // header bytes assembled
+    unsigned char ext[kMaxExtension]{};  // known extension fields (none defined yet)
+    std::size_t ext_want = 0, ext_got = 0;
     Done done = Done::None;
     IovCursor<kMaxIov> dst;    // where the payload's remaining bytes go
-    std::uint64_t skip = 0;    // Discard: bytes still to drop
+    std::uint64_t skip = 0;    // Discard/Extension: bytes still to drop
     std::uint64_t wr = 0;      // ReadResp: request counter of the read being answered
     bool blocked = false;      // waiting for a posted receive or control-ring space
     bool discard_all = false;  // after a protection violation: drain until the peer closes
 
     // The first byte of a new stream.
     void reset() noexcept { *this = RxState{}; }
-    // The header is complete: the next step decides where the payload goes.
-    void header_done() noexcept {
+    // The base header is valid and announces `ext` extension bytes: read those, then
+    // decide where the payload goes.
+    void header_done(std::size_t ext) noexcept {
         hdr_got = 0;
-        if (discard_all) {
-            at = At::Discard;
-            skip = hdr.length;
-        } else {
+        if (ext == 0) {
             at = At::Dispatch;
+            return;
         }
+        ext_want = ext < kMaxExtension ? ext : kMaxExtension;
+        ext_got = 0;
+        skip = ext - ext_want;
+        at = At::Extension;
+    }
+    // Drain mode: the whole frame, header extension and payload, is dropped unread.
+    void drop_frame(std::size_t ext) noexcept {
+        hdr_got = 0;
+        at = At::Discard;
+        skip = ext + hdr.length;
     }
     // The payload (dst already describes its destination) is next.
     void expect_payload(Done what) noexcept {

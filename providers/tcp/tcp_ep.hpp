@@ -69,8 +69,9 @@ class TcpEp final : public Pollable {
     // Consumer operations (ep->mu held).
     DAT_RETURN connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOUT timeout_us,
                        DAT_COUNT pdata_len, const void *pdata) noexcept;
-    DAT_RETURN accept(Fd fd, const sockaddr_storage &peer, DAT_COUNT pdata_len,
-                      const void *pdata) noexcept;
+    // `request`: the peer's CONN_REQ header (what it speaks).
+    DAT_RETURN accept(Fd fd, const sockaddr_storage &peer, const FrameHeader &request,
+                      DAT_COUNT pdata_len, const void *pdata) noexcept;
     DAT_RETURN disconnect(DAT_CLOSE_FLAGS flags) noexcept;
     DAT_RETURN post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
                             DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
@@ -97,6 +98,7 @@ class TcpEp final : public Pollable {
     // Receive side (tcp_ep_rx.cpp).
     void rx_progress() noexcept;
     void rx_stream_ended(int err) noexcept;
+    bool rx_header() noexcept;
     Step rx_dispatch() noexcept;
     Step rx_payload_done() noexcept;
     Step on_send_frame() noexcept;
@@ -117,6 +119,10 @@ class TcpEp final : public Pollable {
     void update_poll() noexcept;
     void reset_stream() noexcept;
     void send_disc_now() noexcept;
+    // A data-phase header in the connection's agreed wire version.
+    FrameHeader frame(Op op, std::uint32_t length, std::uint32_t seq = 0) const noexcept {
+        return make_frame(wire_.version, op, length, seq);
+    }
 
     TcpTransport *const tr_;
     bool owns_ep_ = false;
@@ -153,6 +159,10 @@ class TcpEp final : public Pollable {
     bool close_after_ctrl_ = false;  // a NAK is queued: stop after sending it
     FrameHeader disc_hdr_{};
 
+    // Wire terms: what this side offers (DAT_TCP_WIRE_VERSION), and what both agreed on
+    // (version 1 framing until the handshake completes).
+    WireTerms offer_;
+    WireTerms wire_;
     // Receive side: the frame state machine's position, and the stream it reads.
     RxState rx_;
     BufferedSocket in_;

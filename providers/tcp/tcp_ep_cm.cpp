@@ -62,6 +62,19 @@ std::chrono::milliseconds refused_retry_window() noexcept {
     return w;
 }
 constexpr std::chrono::milliseconds kRetryInterval{20};
+
+// What this side offers: the highest wire version (DAT_TCP_WIRE_VERSION lowers it, e.g. to
+// 1 to speak exactly as a version-1 peer during a rolling upgrade) and the capabilities
+// implemented (none below version 2). Read per connection: not on the data path.
+WireTerms local_terms() noexcept {
+    WireTerms t{kWireVersion, kCapsImplemented};
+    if (const char *v = std::getenv("DAT_TCP_WIRE_VERSION"); v != nullptr && *v != '\0') {
+        long n = std::strtol(v, nullptr, 10);
+        if (n >= 1 && n < kWireVersion) t.version = static_cast<std::uint8_t>(n);
+    }
+    if (t.version < 2) t.caps = 0;
+    return t;
+}
 }  // namespace
 
 DAT_RETURN TcpEp::connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOUT timeout_us,
@@ -78,7 +91,8 @@ DAT_RETURN TcpEp::connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOU
     if (pdata_len > 0) std::memcpy(pdata_out_, pdata, static_cast<std::size_t>(pdata_len));
     // The CONN_REQ goes out as soon as the socket connects (control frames go first).
     reset_stream();
-    queue_ctrl(make_header(kConnReq, static_cast<std::uint32_t>(pdata_len)), pdata_out_);
+    offer_ = local_terms();
+    queue_ctrl(make_handshake(kConnReq, static_cast<std::uint32_t>(pdata_len), offer_), pdata_out_);
     auto now = std::chrono::steady_clock::now();
     deadline_ = timeout_us == DAT_TIMEOUT_INFINITE ? std::chrono::steady_clock::time_point::max()
                                                    : now + std::chrono::microseconds(timeout_us);
@@ -169,15 +183,19 @@ void TcpEp::finish_connect() noexcept {
     tx_progress();
 }
 
-DAT_RETURN TcpEp::accept(Fd fd, const sockaddr_storage &peer, DAT_COUNT pdata_len,
-                         const void *pdata) noexcept {
+DAT_RETURN TcpEp::accept(Fd fd, const sockaddr_storage &peer, const FrameHeader &request,
+                         DAT_COUNT pdata_len, const void *pdata) noexcept {
     if (dead_) return util::invalid_handle(DAT_HANDLE_TYPE_EP);
     fd_ = std::move(fd);
     ep->remote_addr = peer;
     phase_ = Phase::Connected;
     reset_stream();
     if (pdata_len > 0) std::memcpy(pdata_out_, pdata, static_cast<std::size_t>(pdata_len));
-    queue_ctrl(make_header(kConnAcc, static_cast<std::uint32_t>(pdata_len)), pdata_out_);
+    offer_ = local_terms();
+    // Our CONN_ACC still goes out in version-1 framing; everything after it in the
+    // agreed version.
+    queue_ctrl(make_handshake(kConnAcc, static_cast<std::uint32_t>(pdata_len), offer_), pdata_out_);
+    wire_ = agree(offer_, announced(request));
     util::ep_established(ep, 0, nullptr);
     tx_progress();
     if (fd_) {
@@ -276,6 +294,7 @@ void TcpEp::reset_stream() noexcept {
     ctrl_head_ = ctrl_tail_ = 0;
     close_after_ctrl_ = false;
     disc_wanted_ = disc_sent_ = false;
+    wire_ = WireTerms{};
 }
 
 // An abrupt end's goodbye: DISC, if it can go out whole right now without splitting a
@@ -283,7 +302,7 @@ void TcpEp::reset_stream() noexcept {
 // DISCONNECTED, which is all a failed send here could change.
 void TcpEp::send_disc_now() noexcept {
     if (!fd_ || tx_src_ != TxSrc::None || disc_sent_) return;
-    FrameHeader d = make_header(kDisc, 0);
+    FrameHeader d = frame(kDisc, 0);
     ssize_t n = send(fd_.get(), &d, sizeof d, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n != static_cast<ssize_t>(sizeof d)) {
         DAPL_TRC(trace::kInfo, "tcp", "EP %p: DISC not sent (%zd bytes, errno %d)",

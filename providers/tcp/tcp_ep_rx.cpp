@@ -30,7 +30,12 @@ void TcpEp::rx_progress() noexcept {
         switch (rx_.at) {
             case RxState::At::Header:
                 io = in_.assemble(&rx_.hdr, sizeof rx_.hdr, &rx_.hdr_got);
-                if (io == BufferedSocket::Io::Done) rx_.header_done();
+                if (io == BufferedSocket::Io::Done && !rx_header()) return;
+                break;
+            case RxState::At::Extension:
+                io = in_.assemble(rx_.ext, rx_.ext_want, &rx_.ext_got);
+                if (io == BufferedSocket::Io::Done) io = in_.skip(&rx_.skip);
+                if (io == BufferedSocket::Io::Done) rx_.at = RxState::At::Dispatch;
                 break;
             case RxState::At::Dispatch: {
                 Step s = rx_dispatch();
@@ -69,21 +74,34 @@ void TcpEp::rx_stream_ended(int err) noexcept {
     teardown(event, true);
 }
 
+// The base header is in: check what holds for every frame (magic, the agreed version, a
+// header length, flags and op that version and its capabilities define), so nothing of an
+// invalid frame is read further. False: the connection is gone.
+bool TcpEp::rx_header() noexcept {
+    const FrameHeader &h = rx_.hdr;
+    long ext = extension_bytes(h, wire_.version);
+    if (rx_.discard_all) {
+        rx_.drop_frame(ext > 0 ? static_cast<std::size_t>(ext) : 0);
+        return true;
+    }
+    // Until the handshake completes, wire_ is version 1: the handshake's framing.
+    if (h.magic != kWireMagic || h.version != wire_.version || ext < 0 ||
+        (h.flags & ~kKnownFlags) != 0 || !op_allowed(h.op, wire_.caps)) {
+        protocol_error("bad frame header");
+        return false;
+    }
+    rx_.header_done(static_cast<std::size_t>(ext));
+    return true;
+}
+
 TcpEp::Step TcpEp::rx_dispatch() noexcept {
     const FrameHeader &h = rx_.hdr;
-    if (h.magic != kWireMagic || h.version != kWireVersion || h.op == 0 || h.op >= kOpLimit) {
-        protocol_error("bad frame header");
-        return Step::Failed;
-    }
     if (phase_ == Phase::AwaitAccept) {
-        if (h.op != kConnAcc && h.op != kConnRej) {
+        if (!valid_handshake(h, h.op == kConnAcc ? kConnAcc : kConnRej, util::kMaxPrivateData)) {
             protocol_error("unexpected frame during connect");
             return Step::Failed;
         }
-        if (h.length > util::kMaxPrivateData) {
-            protocol_error("oversized private data");
-            return Step::Failed;
-        }
+        if (h.op == kConnAcc) wire_ = agree(offer_, announced(h));
         rx_.dst.clear();
         rx_.dst.push(pdata_in_, h.length);
         rx_.expect_payload(RxState::Done::ConnPdata);
@@ -159,7 +177,7 @@ TcpEp::Step TcpEp::on_read_req() noexcept {
         ep->ia->mem.check(util::KeyKind::Rmr, rx_.hdr.rkey, ep->pz, rx_.hdr.addr, rx_.hdr.aux,
                           DAT_MEM_PRIV_REMOTE_READ_FLAG);
     if (st != DAT_DTO_SUCCESS) return remote_violation(st);
-    FrameHeader resp = make_header(kReadResp, rx_.hdr.aux, rx_.hdr.seq);
+    FrameHeader resp = frame(kReadResp, rx_.hdr.aux, rx_.hdr.seq);
     queue_ctrl(resp, reinterpret_cast<const void *>(static_cast<std::uintptr_t>(rx_.hdr.addr)));
     rx_.next_frame();
     tx_progress();
@@ -170,7 +188,7 @@ TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
     DAPL_TRC(trace::kInfo, "tcp", "EP %p: remote access violation (rkey 0x%x addr 0x%llx len %u)",
              static_cast<void *>(ep), rx_.hdr.rkey, static_cast<unsigned long long>(rx_.hdr.addr),
              rx_.hdr.op == kReadReq ? rx_.hdr.aux : rx_.hdr.length);
-    FrameHeader nak = make_header(kNak, 0, rx_.hdr.seq);
+    FrameHeader nak = frame(kNak, 0, rx_.hdr.seq);
     nak.aux = status;
     if (!queue_ctrl(nak, nullptr)) {
         teardown(DAT_CONNECTION_EVENT_BROKEN, true);
@@ -277,7 +295,7 @@ TcpEp::Step TcpEp::rx_payload_done() noexcept {
     if ((rx_.done == RxState::Done::Recv || rx_.done == RxState::Done::Write) &&
         (rx_.hdr.flags & kFlagAckReq)) {
         // Placed in memory: acknowledge (delayed_ack). Space was checked before reading.
-        queue_ctrl(make_header(kAck, 0, rx_.hdr.seq), nullptr);
+        queue_ctrl(frame(kAck, 0, rx_.hdr.seq), nullptr);
         tx_progress();
         if (!fd_) return Step::Failed;
     }

@@ -98,13 +98,13 @@ DAT_RETURN TcpEp::post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET 
     auto seq = static_cast<std::uint32_t>(sq_tail_);
     switch (dto) {
         case DAT_DTO_SEND:
-            w.hdr = make_header(kSend, static_cast<std::uint32_t>(w.total), seq);
+            w.hdr = frame(kSend, static_cast<std::uint32_t>(w.total), seq);
             break;
         case DAT_DTO_RDMA_WRITE:
-            w.hdr = make_header(kWrite, static_cast<std::uint32_t>(w.total), seq);
+            w.hdr = frame(kWrite, static_cast<std::uint32_t>(w.total), seq);
             break;
         default:  // DAT_DTO_RDMA_READ: the request carries no payload; aux = bytes wanted
-            w.hdr = make_header(kReadReq, 0, seq);
+            w.hdr = frame(kReadReq, 0, seq);
             w.hdr.aux = static_cast<std::uint32_t>(w.total);
             break;
     }
@@ -178,7 +178,7 @@ bool TcpEp::next_frame() noexcept {
             break;
         }
         case TxSrc::Disc:
-            disc_hdr_ = make_header(kDisc, 0);
+            disc_hdr_ = frame(kDisc, 0);
             tx_frame_.push(&disc_hdr_, sizeof disc_hdr_);
             break;
         case TxSrc::None:

@@ -37,8 +37,7 @@ class PendingConn final : public Pollable {
                 n = recv(fd_.get(), reinterpret_cast<char *>(&hdr_) + got_, sizeof hdr_ - got_,
                          MSG_DONTWAIT);
             } else {
-                if (hdr_.magic != kWireMagic || hdr_.version != kWireVersion ||
-                    hdr_.op != kConnReq || hdr_.length > util::kMaxPrivateData) {
+                if (!valid_handshake(hdr_, kConnReq, util::kMaxPrivateData)) {
                     // Another protocol or version: refuse by closing; the active side
                     // reports a non-peer reject.
                     DAPL_TRC(trace::kInfo, "tcp",
@@ -72,6 +71,7 @@ class PendingConn final : public Pollable {
         return std::move(fd_);
     }
     const sockaddr_storage &peer() const noexcept { return peer_; }
+    const FrameHeader &request() const noexcept { return hdr_; }  // after take()
 
     int fd() const noexcept { return fd_.get(); }
 
@@ -330,11 +330,12 @@ DAT_RETURN TcpTransport::cr_accept(util::Cr *cr, util::Ep *ep, DAT_COUNT pdata_l
     auto *pc = static_cast<PendingConn *>(cr->impl);
     Fd fd = pc->take();
     sockaddr_storage peer = pc->peer();
+    FrameHeader request = pc->request();
     engine_.retire(pc);
     DAT_RETURN rc = util::err(DAT_INVALID_STATE);
     if (fd) {
         std::lock_guard lk(ep->mu);
-        rc = tcp_ep(ep)->accept(std::move(fd), peer, pdata_len, pdata);
+        rc = tcp_ep(ep)->accept(std::move(fd), peer, request, pdata_len, pdata);
     }
     // Only now: consumers pass the CR's own private data buffer back as `pdata`.
     delete cr;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -307,4 +308,306 @@ TEST(TcpWire, EndpointReusedAfterABrokenStreamStartsClean) {
     ASSERT_EQ(s.next(s.req_evd, &ev), DAT_SUCCESS);
     EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
     close(fd);
+}
+
+// ---- Wire versions (docs/tcp-provider.md, "Versions and growth") ----
+
+namespace {
+
+// Version 2's view of the header: the high byte of version 1's flags is hdr_len.
+std::uint8_t hdr_len_of(const RawHeader &h) {
+    return static_cast<std::uint8_t>(h.flags >> 8);
+}
+
+// Accepts one raw connection whose CONN_REQ is `req`; returns the socket and the CONN_ACC.
+int raw_accepted(Node &s, DAT_CONN_QUAL qual, const RawHeader &req, RawHeader *acc) {
+    int fd = raw_connect(qual);
+    if (fd < 0) return -1;
+    if (write(fd, &req, sizeof req) != static_cast<ssize_t>(sizeof req) ||
+        s.accept_one() != DAT_SUCCESS || !read_all(fd, acc, sizeof *acc)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+// The provider sends `n` bytes of 0x5A; returns the frame header that arrives.
+RawHeader provider_sends(Node &s, Buffer &buf, int fd, std::size_t n) {
+    std::memset(buf.mem.data(), 0x5A, n);
+    DAT_LMR_TRIPLET iov = buf.iov(0, n);
+    DAT_DTO_COOKIE ck{};
+    EXPECT_EQ(dat_ep_post_send(s.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    RawHeader h;
+    EXPECT_TRUE(read_all(fd, &h, sizeof h));
+    std::vector<unsigned char> body(h.length);
+    EXPECT_TRUE(read_all(fd, body.data(), body.size()));
+    EXPECT_EQ(std::count(body.begin(), body.end(), 0x5A), static_cast<long>(n));
+    DAT_EVENT ev;
+    EXPECT_EQ(s.next(s.req_evd, &ev), DAT_SUCCESS);
+    return h;
+}
+
+// The raw peer sends `text` as a SEND with the given header; the provider must deliver it.
+void peer_sends(Node &s, Buffer &recv_buf, int fd, RawHeader h,
+                const std::vector<unsigned char> &extension,
+                const std::vector<unsigned char> &text) {
+    DAT_LMR_TRIPLET riov = recv_buf.iov();
+    DAT_DTO_COOKIE ck{};
+    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &riov, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    h.op = 4;
+    h.length = static_cast<std::uint32_t>(text.size());
+    std::vector<unsigned char> frame(reinterpret_cast<unsigned char *>(&h),
+                                     reinterpret_cast<unsigned char *>(&h) + sizeof h);
+    frame.insert(frame.end(), extension.begin(), extension.end());
+    frame.insert(frame.end(), text.begin(), text.end());
+    ASSERT_EQ(write(fd, frame.data(), frame.size()), static_cast<ssize_t>(frame.size()));
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.transfered_length, text.size());
+    sync_with_provider(s.ep);
+    EXPECT_TRUE(std::equal(text.begin(), text.end(), recv_buf.mem.begin()));
+}
+
+std::vector<unsigned char> counting(std::size_t n, unsigned char first) {
+    std::vector<unsigned char> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>(first + i);
+    return v;
+}
+
+}  // namespace
+
+// A version-1 peer (the frames the provider spoke before version 2, byte for byte: aux 0,
+// no capabilities, hdr_len byte 0) is answered in version 1: the CONN_ACC announces our
+// version 2, and every data frame both ways is a version-1 frame.
+TEST(TcpWireVersion, Version1PeerIsAnsweredInVersion1) {
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    Buffer recv_buf, send_buf;
+    ASSERT_EQ(s.reg(&recv_buf, 256), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&send_buf, 256), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    RawHeader req, acc;
+    req.op = 1;
+    int fd = raw_accepted(s, qual, req, &acc);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(acc.op, 2);
+    EXPECT_EQ(acc.version, 1);  // handshake framing, readable by version 1
+    EXPECT_EQ(hdr_len_of(acc), 0);
+    EXPECT_EQ(acc.aux, 2u);   // what we speak
+    EXPECT_EQ(acc.rkey, 0u);  // no capability implemented yet
+    peer_sends(s, recv_buf, fd, RawHeader{}, {}, counting(100, 1));
+    RawHeader out = provider_sends(s, send_buf, fd, 40);
+    EXPECT_EQ(out.op, 4);
+    EXPECT_EQ(out.version, 1);
+    EXPECT_EQ(out.flags, 0);  // version 1's 16-bit flags: nothing in the hdr_len byte
+    close(fd);
+}
+
+// A newer peer (version 7, every capability bit) gets our version 2 and none of the
+// reserved capabilities. Its headers may be longer than ours: 16 bytes of fields we do not
+// know after the base header are skipped, the payload behind them arrives intact.
+TEST(TcpWireVersion, NewerPeerAgreesOnVersion2AndLongerHeadersAreSkipped) {
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    Buffer recv_buf, send_buf;
+    ASSERT_EQ(s.reg(&recv_buf, 256), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&send_buf, 256), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    RawHeader req, acc;
+    req.op = 1;
+    req.aux = 7;
+    req.rkey = 0xFFFFFFFF;
+    int fd = raw_accepted(s, qual, req, &acc);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(acc.version, 1);
+    EXPECT_EQ(acc.aux, 2u);
+    EXPECT_EQ(acc.rkey, 0u);
+    RawHeader v2;
+    v2.version = 2;
+    v2.flags = 4 << 8;  // hdr_len 4: the plain 32 bytes
+    peer_sends(s, recv_buf, fd, v2, {}, counting(50, 3));
+    v2.flags = 6 << 8;  // hdr_len 6: 48 bytes, 16 of them unknown to us
+    peer_sends(s, recv_buf, fd, v2, std::vector<unsigned char>(16, 0xEE), counting(200, 9));
+    v2.flags = 255 << 8;  // the longest header there is
+    peer_sends(s, recv_buf, fd, v2, std::vector<unsigned char>(255 * 8 - 32, 0xEF),
+               counting(7, 11));
+    RawHeader out = provider_sends(s, send_buf, fd, 64);
+    EXPECT_EQ(out.version, 2);
+    EXPECT_EQ(hdr_len_of(out), 4);
+    close(fd);
+}
+
+// What the rule refuses, each on a fresh version-2 connection: an op whose capability was
+// not agreed (the reserved write-with-immediate), a frame of another version, a header
+// length shorter than the base, a flag nobody defined. Each is a protocol error: the
+// asynchronous EP error and DAT_CONNECTION_EVENT_BROKEN. And a CONN_REQ that does not use
+// the handshake's version-1 framing is refused at the listener, before any CR event.
+TEST(TcpWireVersion, WhatTheRuleRefuses) {
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    struct Case {
+        const char *what;
+        std::uint8_t version, op;
+        std::uint16_t flags;
+    };
+    const Case cases[] = {
+        {"WRITE_IMM without the immediate capability", 2, 11, 4 << 8},
+        {"atomic request without the atomics capability", 2, 12, 4 << 8},
+        {"version 1 frame on a version 2 connection", 1, 4, 0},
+        {"version 3 frame on a version 2 connection", 3, 4, 4 << 8},
+        {"hdr_len 2 (16-byte header)", 2, 4, 2 << 8},
+        {"unknown flag 0x80", 2, 4, (4 << 8) | 0x80},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.what);
+        RawHeader req, acc;
+        req.op = 1;
+        req.aux = 2;
+        int fd = raw_accepted(s, qual, req, &acc);
+        ASSERT_GE(fd, 0);
+        RawHeader bad;
+        bad.version = c.version;
+        bad.op = c.op;
+        bad.flags = c.flags;
+        ASSERT_EQ(write(fd, &bad, sizeof bad), static_cast<ssize_t>(sizeof bad));
+        DAT_EVENT ev;
+        ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+        EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
+        ASSERT_EQ(s.next(s.async_evd, &ev), DAT_SUCCESS);
+        EXPECT_EQ(ev.event_number, DAT_ASYNC_ERROR_EP_BROKEN);
+        close(fd);
+        ASSERT_EQ(dat_ep_reset(s.ep), DAT_SUCCESS);
+    }
+    for (std::uint16_t flags : {std::uint16_t{0}, std::uint16_t{4 << 8}}) {
+        RawHeader req;
+        req.op = 1;
+        req.version = flags != 0 ? 1 : 2;  // version byte 2, or an extended header
+        req.flags = flags;
+        int fd = raw_connect(qual);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(write(fd, &req, sizeof req), static_cast<ssize_t>(sizeof req));
+        char ch;
+        EXPECT_LE(read(fd, &ch, 1), 0);  // closed: the active side sees NON_PEER_REJECTED
+        close(fd);
+        DAT_EVENT ev;
+        EXPECT_EQ(DAT_GET_TYPE(s.next(s.cr_evd, &ev, 200000)), DAT_TIMEOUT_EXPIRED);
+    }
+}
+
+// The provider as the active side against a version-1 listener (a raw socket answering as
+// the version-1 provider did): the CONN_REQ is one a version-1 listener accepts (version
+// byte 1, 32 bytes), it announces version 2, and after the version-1 CONN_ACC every frame
+// is version 1.
+TEST(TcpWireVersion, ProviderConnectsToAVersion1Listener) {
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_addr = own_address();
+    ASSERT_EQ(bind(l, reinterpret_cast<sockaddr *>(&sin), sizeof sin), 0);
+    ASSERT_EQ(::listen(l, 4), 0);
+    socklen_t len = sizeof sin;
+    ASSERT_EQ(getsockname(l, reinterpret_cast<sockaddr *>(&sin), &len), 0);
+    Node c;
+    ASSERT_EQ(c.open(), DAT_SUCCESS);
+    ASSERT_EQ(c.make_ep(), DAT_SUCCESS);
+    Buffer recv_buf, send_buf;
+    ASSERT_EQ(c.reg(&recv_buf, 256), DAT_SUCCESS);
+    ASSERT_EQ(c.reg(&send_buf, 256), DAT_SUCCESS);
+    ASSERT_EQ(dat_ep_connect(c.ep, reinterpret_cast<sockaddr *>(&sin), ntohs(sin.sin_port), kWait,
+                             0, nullptr, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
+              DAT_SUCCESS);
+    int fd = accept(l, nullptr, nullptr);
+    ASSERT_GE(fd, 0);
+    RawHeader req;
+    ASSERT_TRUE(read_all(fd, &req, sizeof req));
+    EXPECT_EQ(req.magic, 0x3154444fu);
+    EXPECT_EQ(req.version, 1);
+    EXPECT_EQ(req.op, 1);
+    EXPECT_EQ(hdr_len_of(req), 0);
+    EXPECT_EQ(req.length, 0u);
+    EXPECT_EQ(req.aux, 2u);
+    RawHeader acc;  // as version 1 answered: aux 0, rkey 0
+    acc.op = 2;
+    ASSERT_EQ(write(fd, &acc, sizeof acc), static_cast<ssize_t>(sizeof acc));
+    DAT_EVENT ev;
+    ASSERT_EQ(c.next(c.conn_evd, &ev), DAT_SUCCESS);
+    ASSERT_EQ(ev.event_number, DAT_CONNECTION_EVENT_ESTABLISHED);
+    RawHeader out = provider_sends(c, send_buf, fd, 32);
+    EXPECT_EQ(out.version, 1);
+    EXPECT_EQ(out.flags, 0);
+    peer_sends(c, recv_buf, fd, RawHeader{}, {}, counting(77, 5));
+    close(fd);
+    close(l);
+}
+
+// Two providers, one told to speak version 1 (DAT_TCP_WIRE_VERSION=1, in the forked
+// client), the other version 2: they agree on version 1 and move data both ways.
+TEST(TcpWireVersion, Version1AndVersion2ProvidersInteroperate) {
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    Buffer recv_buf, send_buf;
+    ASSERT_EQ(s.reg(&recv_buf, 4096), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&send_buf, 4096), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    DAT_LMR_TRIPLET riov = recv_buf.iov();
+    DAT_DTO_COOKIE ck{};
+    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &riov, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    int pid = spawn([qual] {
+        setenv("DAT_TCP_WIRE_VERSION", "1", 1);
+        Node c;
+        CHILD_CHECK(c.open() == DAT_SUCCESS);
+        CHILD_CHECK(c.make_ep() == DAT_SUCCESS);
+        Buffer in, out;
+        CHILD_CHECK(c.reg(&in, 4096) == DAT_SUCCESS);
+        CHILD_CHECK(c.reg(&out, 4096) == DAT_SUCCESS);
+        DAT_LMR_TRIPLET iov = in.iov();
+        DAT_DTO_COOKIE k{};
+        CHILD_CHECK(dat_ep_post_recv(c.ep, 1, &iov, k, DAT_COMPLETION_DEFAULT_FLAG) == DAT_SUCCESS);
+        DAT_EVENT_NUMBER outcome{};
+        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS);
+        CHILD_CHECK(outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        for (std::size_t i = 0; i < out.mem.size(); ++i)
+            out.mem[i] = static_cast<unsigned char>(i * 7);
+        DAT_LMR_TRIPLET oiov = out.iov();
+        CHILD_CHECK(dat_ep_post_send(c.ep, 1, &oiov, k, DAT_COMPLETION_DEFAULT_FLAG) ==
+                    DAT_SUCCESS);
+        DAT_EVENT ev;
+        CHILD_CHECK(c.next(c.req_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(c.next(c.recv_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.transfered_length == 4096);
+        sync_with_provider(c.ep);
+        for (std::size_t i = 0; i < in.mem.size(); ++i)
+            CHILD_CHECK(in.mem[i] == static_cast<unsigned char>(i * 3));
+        DAT_EVENT_NUMBER end{};
+        CHILD_CHECK(c.disconnect_and_wait(DAT_CLOSE_GRACEFUL_FLAG, &end) == DAT_SUCCESS);
+        return 0;
+    });
+    ASSERT_GT(pid, 0);
+    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.transfered_length, 4096u);
+    sync_with_provider(s.ep);
+    for (std::size_t i = 0; i < recv_buf.mem.size(); ++i)
+        ASSERT_EQ(recv_buf.mem[i], static_cast<unsigned char>(i * 7)) << i;
+    for (std::size_t i = 0; i < send_buf.mem.size(); ++i)
+        send_buf.mem[i] = static_cast<unsigned char>(i * 3);
+    DAT_LMR_TRIPLET siov = send_buf.iov();
+    ASSERT_EQ(dat_ep_post_send(s.ep, 1, &siov, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    ASSERT_EQ(s.next(s.req_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_DISCONNECTED);
+    EXPECT_EQ(reap(pid), 0);
 }
