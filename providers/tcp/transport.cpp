@@ -9,7 +9,7 @@
 #include <cstring>
 #include <new>
 
-#include "tcp/tcp_ep.hpp"
+#include "tcp/ep.hpp"
 #include "trace/trace.hpp"
 
 namespace opendat::tcp {

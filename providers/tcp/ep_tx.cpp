@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "tcp/tcp_ep.hpp"
+#include "tcp/ep.hpp"
 #include "tcp/transport.hpp"
 #include "trace/trace.hpp"
 #include "util/ep_checks.hpp"

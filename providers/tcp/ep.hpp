@@ -86,7 +86,7 @@ class TcpEp final : public Pollable {
     enum class Phase { Idle, RetryWait, Connecting, AwaitAccept, Connected, Closing, Closed };
     enum class Step { Continue, Stop, Failed };
 
-    // Transmit side (tcp_ep_tx.cpp).
+    // Transmit side (ep_tx.cpp).
     void tx_progress() noexcept;
     bool next_frame() noexcept;
     void frame_sent() noexcept;
@@ -95,7 +95,7 @@ class TcpEp final : public Pollable {
     void reap() noexcept;
     void half_close() noexcept;
 
-    // Receive side (tcp_ep_rx.cpp).
+    // Receive side (ep_rx.cpp).
     void rx_progress() noexcept;
     void rx_stream_ended(int err) noexcept;
     bool rx_header() noexcept;
@@ -109,7 +109,7 @@ class TcpEp final : public Pollable {
     Step remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept;
     RequestWr *find_wr(std::uint32_t seq, std::uint64_t *counter) noexcept;
 
-    // Connection management (tcp_ep_cm.cpp).
+    // Connection management (ep_cm.cpp).
     DAT_RETURN start_attempt() noexcept;
     void finish_connect() noexcept;
     void refused() noexcept;

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "tcp/tcp_ep.hpp"
+#include "tcp/ep.hpp"
 #include "tcp/transport.hpp"
 #include "trace/trace.hpp"
 
