@@ -34,7 +34,7 @@ Engine::~Engine() {
     stop_.store(true);
     wake();
     if (thread_.joinable()) thread_.join();
-    for (Pollable *p : parked_) delete p;
+    parked_.drain();
     for (Pollable *p : live_) delete p;
     if (evfd_ >= 0) close(evfd_);
     if (epfd_ >= 0) close(epfd_);
@@ -65,14 +65,12 @@ void Engine::adopt(Pollable *p) {
 }
 
 void Engine::retire(Pollable *p) noexcept {
-    std::lock_guard lk(mu_);
-    live_.erase(p);
-    ticking_.erase(p);
-    try {
-        parked_.push_back(p);
-    } catch (...) {
-        // Cannot park: leak rather than risk a use-after-free.
+    {
+        std::lock_guard lk(mu_);
+        live_.erase(p);
+        ticking_.erase(p);
     }
+    parked_.park(p);  // cannot park: leaked rather than risk a use-after-free
 }
 
 void Engine::want_ticks(Pollable *p, bool on) noexcept {
@@ -133,9 +131,8 @@ void Engine::run() noexcept {
             // Everything parked before this epoll_wait cannot appear in its results, nor
             // in an inline poller's (it holds dispatch_mu_ from its epoll_wait on).
             std::lock_guard dlk(dispatch_mu_);
+            parked_.drain();
             std::lock_guard lk(mu_);
-            for (Pollable *p : parked_) delete p;
-            parked_.clear();
             ticking = !ticking_.empty();
         }
         std::uint64_t polls = inline_polls_.load(std::memory_order_relaxed);

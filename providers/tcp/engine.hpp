@@ -3,8 +3,9 @@
 // Sockets (endpoints, listeners, half-open passive connections) register a Pollable. The
 // thread waits in epoll_wait and calls on_events(); an eventfd wakes it for shutdown or
 // for a new deadline. Objects are never deleted while the thread may still hold a pointer
-// from its last epoll_wait: retire() unregisters the fd and parks the object, and the
-// thread deletes parked objects at the top of its next iteration.
+// from its last epoll_wait: retire() parks the object in a util::DeferredFree, and the
+// thread drains it at the top of its next iteration. util's EP objects wait there too
+// (defer), behind the TcpEp that refers to them.
 #pragma once
 
 #include <sys/epoll.h>
@@ -16,6 +17,8 @@
 #include <thread>
 #include <unordered_set>
 #include <vector>
+
+#include "util/deferred_free.hpp"
 
 namespace opendat::tcp {
 
@@ -41,6 +44,9 @@ class Engine {
     // Takes ownership of an object the engine knows (adopt) or will delete (retire).
     void adopt(Pollable *p);
     void retire(Pollable *p) noexcept;
+    // Anything else the thread may still reach (util's EP behind a retired TcpEp): freed
+    // at the same point, after what was retired before it.
+    void defer(util::Deferred d) noexcept { parked_.park(d); }
     void want_ticks(Pollable *p, bool on) noexcept;
     // Dispatches ready events on the calling thread without waiting; skipped when the
     // progress thread is dispatching (it will handle them). While a consumer keeps doing
@@ -67,7 +73,7 @@ class Engine {
     // poller never dispatches to an object being freed.
     std::mutex dispatch_mu_;
     std::unordered_set<Pollable *> live_;
-    std::vector<Pollable *> parked_;
+    util::DeferredFree parked_;
     std::unordered_set<Pollable *> ticking_;
     std::thread thread_;
 };

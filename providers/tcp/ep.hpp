@@ -56,12 +56,9 @@ struct CtrlFrame {
 class TcpEp final : public Pollable {
   public:
     TcpEp(TcpTransport *tr, util::Ep *ep);
-    ~TcpEp() override;  // also deletes the util::Ep once owned
+    ~TcpEp() override;  // util frees the util::Ep after this (TcpTransport::ep_release)
 
     void init();  // allocates the rings from the EP attributes (may throw bad_alloc)
-    // From ep_create's success on, the util::Ep lives and dies with this object (its
-    // memory must outlive the progress thread's last look at it).
-    void own_ep() noexcept { owns_ep_ = true; }
 
     void on_events(std::uint32_t events) noexcept override;
     void on_tick(std::chrono::steady_clock::time_point now) noexcept override;
@@ -125,7 +122,6 @@ class TcpEp final : public Pollable {
     }
 
     TcpTransport *const tr_;
-    bool owns_ep_ = false;
     Fd fd_;
     Phase phase_ = Phase::Idle;
     bool dead_ = false;

@@ -14,9 +14,7 @@ namespace opendat::tcp {
 
 TcpEp::TcpEp(TcpTransport *tr, util::Ep *e) : ep(e), tr_(tr) {}
 
-TcpEp::~TcpEp() {
-    if (owns_ep_) delete ep;
-}
+TcpEp::~TcpEp() = default;
 
 void TcpEp::init() {
     const DAT_EP_ATTR &a = ep->attr;

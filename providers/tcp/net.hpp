@@ -8,6 +8,8 @@
 
 #include <dat2/udat.h>
 
+#include "util/netdev.hpp"
+
 namespace opendat::tcp {
 
 // RAII file descriptor.
@@ -65,11 +67,13 @@ DAT_RETURN parse_ia_params(const std::string &params, IaParams *out) noexcept;
 // TCP port for a connection qualifier, or false if it does not fit in 16 bits.
 bool qual_to_port(DAT_CONN_QUAL qual, std::uint16_t base, std::uint16_t *port) noexcept;
 
-socklen_t sockaddr_len(const sockaddr *sa) noexcept;
-void set_port(sockaddr_storage *ss, std::uint16_t port) noexcept;
-std::uint16_t get_port(const sockaddr_storage &ss) noexcept;
 // Non-blocking, close-on-exec, TCP_NODELAY; keepalive so a dead peer is noticed.
 void tune_socket(int fd, const DeadPeerPolicy &policy) noexcept;
-const char *addr_str(const sockaddr *sa, char *buf, std::size_t len) noexcept;
+
+// The sockaddr helpers are util's (util/netdev.hpp).
+using util::addr_str;
+using util::get_port;
+using util::set_port;
+using util::sockaddr_len;
 
 }  // namespace opendat::tcp

@@ -94,24 +94,19 @@ class PendingConn final : public Pollable {
             tr_->engine().retire(this);
             return;
         }
-        util::Ia *ia = tr_->ia();
-        auto *cr = new (std::nothrow) util::Cr(ia->provider, ia);
+        util::Cr *cr = util::cr_new(sp_->sp);
         if (cr == nullptr) {
             fail();
             return;
         }
-        cr->sp = sp_->sp;
-        cr->local_ep = sp_->rsp_ep;
-        cr->qual = sp_->qual;
         cr->remote_addr = peer_;
         cr->remote_port = get_port(peer_);
         cr->pdata_len = static_cast<DAT_COUNT>(hdr_.length);
         std::memcpy(cr->pdata, pdata_, hdr_.length);
         cr->impl = this;
         state_ = State::Offered;
-        if (!util::post_cr_arrival(sp_->evd, cr)) {
-            // CR EVD full: refuse rather than leave the peer hanging.
-            delete cr;
+        if (!util::post_cr_arrival(cr)) {
+            // CR EVD full (util freed the CR): refuse rather than leave the peer hanging.
             fd_.reset();
             state_ = State::Done;
             tr_->engine().retire(this);
@@ -189,10 +184,9 @@ DAT_RETURN TcpTransport::ep_create(util::Ep *ep) noexcept {
         t->init();
         engine_.adopt(t);
     } catch (...) {
-        delete t;  // does not own the util::Ep yet: the caller frees it
+        delete t;
         return util::kNoMemory;
     }
-    t->own_ep();
     ep->impl = t;
     return DAT_SUCCESS;
 }
@@ -203,7 +197,7 @@ void TcpTransport::ep_destroy(util::Ep *ep) noexcept {
         std::lock_guard lk(ep->mu);
         t->destroy();
     }
-    engine_.retire(t);  // deletes t, and with it the util::Ep, once the thread lets go
+    engine_.retire(t);  // deletes t once the thread lets go; util's EP follows (ep_release)
 }
 
 DAT_RETURN TcpTransport::ep_connect(util::Ep *ep, const sockaddr *remote, DAT_CONN_QUAL qual,
@@ -249,7 +243,8 @@ void TcpTransport::ep_idle(util::Ep *ep, bool *recv_idle, bool *request_idle) no
     tcp_ep(ep)->idle(recv_idle, request_idle);
 }
 
-DAT_RETURN TcpTransport::sp_listen(util::Header *sp, DAT_CONN_QUAL qual) noexcept {
+DAT_RETURN TcpTransport::sp_listen(util::Sp *sp) noexcept {
+    const DAT_CONN_QUAL qual = sp->qual;
     std::uint16_t port = 0;
     if (!qual_to_port(qual, params_.port_base, &port)) {
         DAPL_TRC(trace::kInfo, "tcp", "connection qualifier %llu has no TCP port (base %u)",
@@ -277,17 +272,7 @@ DAT_RETURN TcpTransport::sp_listen(util::Header *sp, DAT_CONN_QUAL qual) noexcep
     try {
         auto spt = std::make_shared<ServicePoint>();
         spt->sp = sp;
-        if (sp->type == DAT_HANDLE_TYPE_PSP) {
-            auto *psp = static_cast<util::Psp *>(sp);
-            if (qual == 0) psp->qual = get_port(bound) - params_.port_base;
-            spt->evd = psp->evd;
-            spt->qual = psp->qual;
-        } else {
-            auto *rsp = static_cast<util::Rsp *>(sp);
-            spt->evd = rsp->evd;
-            spt->rsp_ep = rsp->ep;
-            spt->qual = rsp->qual;
-        }
+        if (qual == 0) sp->qual = get_port(bound) - params_.port_base;
         int raw = fd.get();
         auto *l = new Listener(this, spt, std::move(fd));
         engine_.adopt(l);
@@ -295,10 +280,7 @@ DAT_RETURN TcpTransport::sp_listen(util::Header *sp, DAT_CONN_QUAL qual) noexcep
             engine_.retire(l);
             return util::err(DAT_INSUFFICIENT_RESOURCES);
         }
-        if (sp->type == DAT_HANDLE_TYPE_PSP)
-            static_cast<util::Psp *>(sp)->impl = l;
-        else
-            static_cast<util::Rsp *>(sp)->impl = l;
+        sp->impl = l;
     } catch (...) {
         return util::kNoMemory;
     }
@@ -307,22 +289,16 @@ DAT_RETURN TcpTransport::sp_listen(util::Header *sp, DAT_CONN_QUAL qual) noexcep
     return DAT_SUCCESS;
 }
 
-void TcpTransport::sp_close(util::Header *sp) noexcept {
-    void *impl = sp->type == DAT_HANDLE_TYPE_PSP ? static_cast<util::Psp *>(sp)->impl
-                                                 : static_cast<util::Rsp *>(sp)->impl;
-    auto *l = static_cast<Listener *>(impl);
+void TcpTransport::sp_close(util::Sp *sp) noexcept {
+    auto *l = static_cast<Listener *>(sp->impl);
     {
         std::lock_guard lk(l->sp->mu);
         l->sp->sp = nullptr;
     }
     l->close_fd();
     engine_.retire(l);
-    // Nothing refers to the service point object any more (CRs keep only its address
-    // as an opaque value in their arrival events).
-    if (sp->type == DAT_HANDLE_TYPE_PSP)
-        delete static_cast<util::Psp *>(sp);
-    else
-        delete static_cast<util::Rsp *>(sp);
+    // Nothing of ours refers to the service point any more (CRs keep only its address as
+    // an opaque value in their arrival events): util may free it.
 }
 
 DAT_RETURN TcpTransport::cr_accept(util::Cr *cr, util::Ep *ep, DAT_COUNT pdata_len,
@@ -337,8 +313,6 @@ DAT_RETURN TcpTransport::cr_accept(util::Cr *cr, util::Ep *ep, DAT_COUNT pdata_l
         std::lock_guard lk(ep->mu);
         rc = tcp_ep(ep)->accept(std::move(fd), peer, request, pdata_len, pdata);
     }
-    // Only now: consumers pass the CR's own private data buffer back as `pdata`.
-    delete cr;
     return rc;
 }
 
@@ -358,7 +332,6 @@ DAT_RETURN TcpTransport::cr_reject(util::Cr *cr, DAT_COUNT pdata_len, const void
         [[maybe_unused]] ssize_t n = sendmsg(fd.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
         shutdown(fd.get(), SHUT_WR);
     }
-    delete cr;  // after the send: pdata may point into the CR
     return DAT_SUCCESS;
 }
 
@@ -366,7 +339,6 @@ void TcpTransport::cr_destroy(util::Cr *cr) noexcept {
     auto *pc = static_cast<PendingConn *>(cr->impl);
     pc->take();
     engine_.retire(pc);
-    delete cr;
 }
 
 DAT_RETURN make_transport(util::ProviderInstance *inst, util::Ia *ia,

@@ -16,10 +16,7 @@ namespace opendat::tcp {
 // connection finishing its handshake after psp_free finds the service point gone.
 struct ServicePoint {
     std::mutex mu;
-    util::Header *sp = nullptr;  // nullptr once freed
-    util::Evd *evd = nullptr;
-    util::Ep *rsp_ep = nullptr;  // RSP: the reserved EP
-    DAT_CONN_QUAL qual = 0;
+    util::Sp *sp = nullptr;  // util's PSP or RSP; nullptr once sp_close ran (util frees it)
 };
 
 class TcpTransport final : public util::Transport {
@@ -35,6 +32,8 @@ class TcpTransport final : public util::Transport {
 
     DAT_RETURN ep_create(util::Ep *ep) noexcept override;
     void ep_destroy(util::Ep *ep) noexcept override;
+    // The progress thread may still hold the EP: freed with the TcpEp it parked.
+    void ep_release(util::Deferred free_ep) noexcept override { engine_.defer(free_ep); }
     DAT_RETURN ep_connect(util::Ep *ep, const sockaddr *remote, DAT_CONN_QUAL qual,
                           DAT_TIMEOUT timeout_us, DAT_COUNT pdata_len,
                           const void *pdata) noexcept override;
@@ -51,8 +50,8 @@ class TcpTransport final : public util::Transport {
                                  DAT_COMPLETION_FLAGS flags) noexcept override;
     void ep_idle(util::Ep *ep, bool *recv_idle, bool *request_idle) noexcept override;
 
-    DAT_RETURN sp_listen(util::Header *sp, DAT_CONN_QUAL qual) noexcept override;
-    void sp_close(util::Header *sp) noexcept override;
+    DAT_RETURN sp_listen(util::Sp *sp) noexcept override;
+    void sp_close(util::Sp *sp) noexcept override;
     DAT_RETURN cr_accept(util::Cr *cr, util::Ep *ep, DAT_COUNT pdata_len,
                          const void *pdata) noexcept override;
     DAT_RETURN cr_reject(util::Cr *cr, DAT_COUNT pdata_len, const void *pdata) noexcept override;

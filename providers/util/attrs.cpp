@@ -63,38 +63,6 @@ const char *fn_as_value(DAT_TRCLVL_MODIFY_FUNC f) noexcept {
     return v;
 }
 
-// Provider-specific attributes. The strings live as long as the provider library; the
-// MTU string is per transport limit, formatted once per IA query into the IA-less static
-// below (all our transports report the same MTU per build, so one buffer suffices).
-struct SpecificAttrs {
-    char mtu[16];
-    DAT_NAMED_ATTR attrs[10];
-    int count;
-};
-
-SpecificAttrs &specific_attrs(const Limits &lim) noexcept {
-    static SpecificAttrs s = [&] {
-        SpecificAttrs a{};
-        std::snprintf(a.mtu, sizeof a.mtu, "%d", lim.transport_mtu);
-        int n = 0;
-        // dtest runs its RDMA-read phase only when this says "TRUE"; dtestsrq sizes its
-        // buffers from the MTU.
-        a.attrs[n++] = {"DAT_IB_RDMA_READ", "TRUE"};
-        a.attrs[n++] = {"DAT_IB_TRANSPORT_MTU", a.mtu};
-        a.attrs[n++] = {"DAT_IB_CONNECTIVITY_MODE", "DIRECT"};
-        a.attrs[n++] = {"DAT_EXTENSION_INTERFACE", "FALSE"};
-        a.attrs[n++] = {DAT_VENDOR_ATTR_DELAYED_ACK_SUPPORTED,
-                        lim.delayed_ack_supported ? "true" : "false"};
-        a.attrs[n++] = {DAT_VENDOR_ATTR_EXTENSION, "1.0"};
-        a.attrs[n++] = {DAT_VENDOR_ATTR_EXT_VERSION, "1.0"};
-        a.attrs[n++] = {DAT_VENDOR_ATTR_DEBUG_QUERY, fn_as_value(&trclvl_query)};
-        a.attrs[n++] = {DAT_VENDOR_ATTR_DEBUG_MODIFY, fn_as_value(&trclvl_modify)};
-        a.count = n;
-        return a;
-    }();
-    return s;
-}
-
 void copy_name(char *dst, const std::string &src) noexcept {
     std::size_t n = src.size() < DAT_NAME_MAX_LENGTH - 1 ? src.size() : DAT_NAME_MAX_LENGTH - 1;
     std::memcpy(dst, src.data(), n);
@@ -102,6 +70,26 @@ void copy_name(char *dst, const std::string &src) noexcept {
 }
 
 }  // namespace
+
+void build_specific_attrs(Ia *ia) noexcept {
+    const Limits &lim = ia->transport->limits();
+    SpecificAttrs &a = ia->specific;
+    std::snprintf(a.mtu, sizeof a.mtu, "%d", lim.transport_mtu);
+    int n = 0;
+    // dtest runs its RDMA-read phase only when this says "TRUE"; dtestsrq sizes its
+    // buffers from the MTU.
+    a.attrs[n++] = {"DAT_IB_RDMA_READ", "TRUE"};
+    a.attrs[n++] = {"DAT_IB_TRANSPORT_MTU", a.mtu};
+    a.attrs[n++] = {"DAT_IB_CONNECTIVITY_MODE", "DIRECT"};
+    a.attrs[n++] = {"DAT_EXTENSION_INTERFACE", "FALSE"};
+    a.attrs[n++] = {DAT_VENDOR_ATTR_DELAYED_ACK_SUPPORTED,
+                    lim.delayed_ack_supported ? "true" : "false"};
+    a.attrs[n++] = {DAT_VENDOR_ATTR_EXTENSION, "1.0"};
+    a.attrs[n++] = {DAT_VENDOR_ATTR_EXT_VERSION, "1.0"};
+    a.attrs[n++] = {DAT_VENDOR_ATTR_DEBUG_QUERY, fn_as_value(&trclvl_query)};
+    a.attrs[n++] = {DAT_VENDOR_ATTR_DEBUG_MODIFY, fn_as_value(&trclvl_modify)};
+    a.count = n;
+}
 
 void fill_ia_attr(Ia *ia, DAT_IA_ATTR *out) noexcept {
     const Limits &lim = ia->transport->limits();
@@ -147,7 +135,6 @@ void fill_ia_attr(Ia *ia, DAT_IA_ATTR *out) noexcept {
 }
 
 void fill_provider_attr(Ia *ia, DAT_PROVIDER_ATTR *out) noexcept {
-    const Limits &lim = ia->transport->limits();
     const ProviderInstance *inst = ia->instance;
     DAT_PROVIDER_ATTR a{};
     copy_name(a.provider_name, inst->name);
@@ -187,9 +174,9 @@ void fill_provider_attr(Ia *ia, DAT_PROVIDER_ATTR *out) noexcept {
     a.is_signal_safe = DAT_FALSE;
     a.ha_supported = DAT_FALSE;
     a.ha_loadbalancing = DAT_HA_LB_NONE;
-    SpecificAttrs &s = specific_attrs(lim);
-    a.num_provider_specific_attr = s.count;
-    a.provider_specific_attr = s.attrs;
+    // The IA's own (build_specific_attrs): valid until dat_ia_close.
+    a.num_provider_specific_attr = ia->specific.count;
+    a.provider_specific_attr = ia->specific.attrs;
     std::memcpy(static_cast<void *>(out), &a, sizeof a);
 }
 

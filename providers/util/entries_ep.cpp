@@ -63,7 +63,8 @@ bool optional_evd(DAT_EVD_HANDLE h, Evd **out) noexcept {
     return *out != nullptr;
 }
 
-void ep_release(Ep *ep) noexcept {
+// The EP no longer uses its EVDs and PZ, and no longer counts as the IA's.
+void release_uses(Ep *ep) noexcept {
     for (Evd *e : {ep->recv_evd, ep->request_evd, ep->connect_evd})
         if (e != nullptr) e->users.fetch_sub(1);
     if (ep->pz != nullptr) ep->pz->users.fetch_sub(1);
@@ -289,9 +290,12 @@ DAT_RETURN ep_get_status(DAT_EP_HANDLE h, DAT_EP_STATE *state, DAT_BOOLEAN *recv
 DAT_RETURN ep_free(DAT_EP_HANDLE h) noexcept {
     Ep *ep = as<Ep>(h);
     if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
-    ep_release(ep);
-    ep->magic = kMagicDead;  // invalid from now on; the transport frees the memory
-    ep->ia->transport->ep_destroy(ep);
+    release_uses(ep);
+    ep->magic = kMagicDead;  // invalid from now on
+    Transport *tr = ep->ia->transport.get();
+    tr->ep_destroy(ep);
+    // Freed when the transport lets go of it (its progress thread may still hold it).
+    tr->ep_release(Deferred::of(ep));
     return DAT_SUCCESS;
 }
 
@@ -316,9 +320,37 @@ void forget_cr(Cr *cr) noexcept {
     cr->ia->pending_crs.erase(cr);
 }
 
-DAT_RETURN sp_create(Ia *ia, Header *sp, DAT_CONN_QUAL qual) noexcept {
-    DAT_RETURN rc = ia->transport->sp_listen(sp, qual);
-    if (rc == DAT_SUCCESS) ia->adopt(sp);
+// Listens on sp->qual; on failure frees `sp` (the transport holds nothing of it).
+template <class S>
+DAT_RETURN sp_create(Ia *ia, S *sp) noexcept {
+    DAT_RETURN rc = ia->transport->sp_listen(sp);
+    if (rc != DAT_SUCCESS) {
+        delete sp;
+        return rc;
+    }
+    ia->adopt(sp);
+    sp->evd->users.fetch_add(1);
+    return DAT_SUCCESS;
+}
+
+// dat_psp_free / dat_rsp_free once the entry point let go of the service point.
+template <class S>
+void sp_free(S *sp) noexcept {
+    sp->evd->users.fetch_sub(1);
+    sp->ia->release(sp);
+    sp->magic = kMagicDead;
+    sp->ia->transport->sp_close(sp);
+    delete sp;  // no request reaches it after sp_close
+}
+
+// The consumer answered a request (or the IA closes): the transport's hook, then the CR
+// goes. The hook may read the CR, and the consumer's `pdata` may point into it.
+template <class Hook>
+DAT_RETURN cr_answer(Cr *cr, Hook hook) noexcept {
+    cr->magic = kMagicDead;  // consumed either way
+    forget_cr(cr);
+    DAT_RETURN rc = hook();
+    delete cr;
     return rc;
 }
 }  // namespace
@@ -337,11 +369,7 @@ DAT_RETURN psp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd_h,
     psp->qual = qual;
     psp->evd = evd;
     psp->flags = flags;
-    if (DAT_RETURN rc = sp_create(ia, psp, qual); rc != DAT_SUCCESS) {
-        delete psp;
-        return rc;
-    }
-    evd->users.fetch_add(1);
+    if (DAT_RETURN rc = sp_create(ia, psp); rc != DAT_SUCCESS) return rc;
     *out = psp;
     return DAT_SUCCESS;
 }
@@ -369,10 +397,7 @@ DAT_RETURN psp_query(DAT_PSP_HANDLE h, DAT_PSP_PARAM_MASK, DAT_PSP_PARAM *p) noe
 DAT_RETURN psp_free(DAT_PSP_HANDLE h) noexcept {
     Psp *psp = as<Psp>(h);
     if (psp == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PSP);
-    psp->evd->users.fetch_sub(1);
-    psp->ia->release(psp);
-    psp->magic = kMagicDead;
-    psp->ia->transport->sp_close(psp);
+    sp_free(psp);
     return DAT_SUCCESS;
 }
 
@@ -396,16 +421,12 @@ DAT_RETURN rsp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual, DAT_EP_HANDLE ep_h, D
     rsp->qual = qual;
     rsp->evd = evd;
     rsp->ep = ep;
-    if (DAT_RETURN rc = sp_create(ia, rsp, qual); rc != DAT_SUCCESS) {
-        delete rsp;
-        return rc;
-    }
+    if (DAT_RETURN rc = sp_create(ia, rsp); rc != DAT_SUCCESS) return rc;
     {
         std::lock_guard lk(ep->mu);
         ep->rsp = rsp;
         ep->state = DAT_EP_STATE_RESERVED;
     }
-    evd->users.fetch_add(1);
     *out = rsp;
     return DAT_SUCCESS;
 }
@@ -431,10 +452,7 @@ DAT_RETURN rsp_free(DAT_RSP_HANDLE h) noexcept {
             if (ep->state == DAT_EP_STATE_RESERVED) ep->state = DAT_EP_STATE_UNCONNECTED;
         }
     }
-    rsp->evd->users.fetch_sub(1);
-    rsp->ia->release(rsp);
-    rsp->magic = kMagicDead;
-    rsp->ia->transport->sp_close(rsp);
+    sp_free(rsp);
     return DAT_SUCCESS;
 }
 
@@ -470,9 +488,8 @@ DAT_RETURN cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_h, DAT_COUNT pdata_len,
         ep->remote_qual = cr->remote_port;
         ep->local_qual = cr->qual;
     }
-    cr->magic = kMagicDead;  // the CR is consumed either way
-    forget_cr(cr);
-    DAT_RETURN rc = cr->ia->transport->cr_accept(cr, ep, pdata_len, pdata);
+    DAT_RETURN rc =
+        cr_answer(cr, [&] { return cr->ia->transport->cr_accept(cr, ep, pdata_len, pdata); });
     if (rc != DAT_SUCCESS) {
         std::lock_guard lk(ep->mu);
         ep->state = DAT_EP_STATE_UNCONNECTED;
@@ -485,9 +502,7 @@ DAT_RETURN cr_reject(DAT_CR_HANDLE h, DAT_COUNT pdata_len, const DAT_PVOID pdata
     if (cr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CR);
     if (pdata_len < 0 || static_cast<std::size_t>(pdata_len) > kMaxPrivateData) return bad_arg(2);
     if (pdata_len > 0 && pdata == nullptr) return bad_arg(3);
-    cr->magic = kMagicDead;
-    forget_cr(cr);
-    return cr->ia->transport->cr_reject(cr, pdata_len, pdata);
+    return cr_answer(cr, [&] { return cr->ia->transport->cr_reject(cr, pdata_len, pdata); });
 }
 
 }  // namespace entry

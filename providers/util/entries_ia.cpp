@@ -21,6 +21,7 @@ DAT_RETURN ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen, DAT_EVD_HANDLE *asyn
     auto ia = std::make_unique<Ia>(&inst->table, inst);
     DAT_RETURN rc = inst->make_transport(inst, ia.get(), &ia->transport);
     if (rc != DAT_SUCCESS) return rc;
+    build_specific_attrs(ia.get());
     if (*async_evd == DAT_HANDLE_NULL) {
         // The consumer asks us to create the async EVD.
         if (qlen <= 0) qlen = 8;
@@ -141,6 +142,7 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
     for (Cr *cr : crs) {
         cr->magic = kMagicDead;
         ia->transport->cr_destroy(cr);
+        delete cr;
     }
     // What the consumer left: freed through the entry points while the transport (the
     // device) still runs, except a consumer-made async EVD, which the transport may post

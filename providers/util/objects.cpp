@@ -1,6 +1,7 @@
 #include "util/objects.hpp"
 
 #include <cstring>
+#include <new>
 
 #include "trace/trace.hpp"
 #include "util/ia_handle.hpp"
@@ -16,38 +17,35 @@ DAT_IA_HANDLE Ia::consumer_handle() noexcept {
     return h;
 }
 
-void ep_established(Ep *ep, DAT_COUNT pdata_len, const void *pdata) noexcept {
+namespace {
+// Sets the EP's state and posts a connection event carrying `pdata` (clamped to
+// kMaxPrivateData, copied into the EP so that it outlives the caller's buffer).
+void post_connection_event(Ep *ep, DAT_EP_STATE state, DAT_EVENT_NUMBER number, DAT_COUNT pdata_len,
+                           const void *pdata) noexcept {
+    ep->state = state;
+    if (pdata_len < 0) pdata_len = 0;
+    if (static_cast<std::size_t>(pdata_len) > kMaxPrivateData) pdata_len = kMaxPrivateData;
+    if (pdata_len > 0) std::memcpy(ep->conn_pdata, pdata, static_cast<std::size_t>(pdata_len));
     DAT_EVENT ev{};
-    ev.event_number = DAT_CONNECTION_EVENT_ESTABLISHED;
-    {
-        ep->state = DAT_EP_STATE_CONNECTED;
-        if (pdata_len < 0) pdata_len = 0;
-        if (static_cast<std::size_t>(pdata_len) > kMaxPrivateData) pdata_len = kMaxPrivateData;
-        if (pdata_len > 0) std::memcpy(ep->conn_pdata, pdata, static_cast<std::size_t>(pdata_len));
-        ev.event_data.connect_event_data.ep_handle = ep;
-        ev.event_data.connect_event_data.private_data_size = pdata_len;
-        ev.event_data.connect_event_data.private_data = pdata_len > 0 ? ep->conn_pdata : nullptr;
-    }
-    DAPL_TRC(trace::kInfo, "ep", "EP %p established", static_cast<void *>(ep));
+    ev.event_number = number;
+    ev.event_data.connect_event_data.ep_handle = ep;
+    ev.event_data.connect_event_data.private_data_size = pdata_len;
+    ev.event_data.connect_event_data.private_data = pdata_len > 0 ? ep->conn_pdata : nullptr;
     if (ep->connect_evd != nullptr) ep->connect_evd->post(ev);
+}
+}  // namespace
+
+void ep_established(Ep *ep, DAT_COUNT pdata_len, const void *pdata) noexcept {
+    DAPL_TRC(trace::kInfo, "ep", "EP %p established", static_cast<void *>(ep));
+    post_connection_event(ep, DAT_EP_STATE_CONNECTED, DAT_CONNECTION_EVENT_ESTABLISHED, pdata_len,
+                          pdata);
 }
 
 void ep_connection_ended(Ep *ep, DAT_EVENT_NUMBER number, DAT_COUNT pdata_len,
                          const void *pdata) noexcept {
-    DAT_EVENT ev{};
-    ev.event_number = number;
-    {
-        ep->state = DAT_EP_STATE_DISCONNECTED;
-        if (pdata_len < 0) pdata_len = 0;
-        if (static_cast<std::size_t>(pdata_len) > kMaxPrivateData) pdata_len = kMaxPrivateData;
-        if (pdata_len > 0) std::memcpy(ep->conn_pdata, pdata, static_cast<std::size_t>(pdata_len));
-        ev.event_data.connect_event_data.ep_handle = ep;
-        ev.event_data.connect_event_data.private_data_size = pdata_len;
-        ev.event_data.connect_event_data.private_data = pdata_len > 0 ? ep->conn_pdata : nullptr;
-    }
     DAPL_TRC(trace::kInfo, "ep", "EP %p connection ended, event 0x%x", static_cast<void *>(ep),
              number);
-    if (ep->connect_evd != nullptr) ep->connect_evd->post(ev);
+    post_connection_event(ep, DAT_EP_STATE_DISCONNECTED, number, pdata_len, pdata);
 }
 
 void post_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
@@ -81,7 +79,20 @@ void Ia::release(Header *child) noexcept {
     children.erase(child);
 }
 
-bool post_cr_arrival(Evd *evd, Cr *cr) noexcept {
+Cr *cr_new(Sp *sp) noexcept {
+    auto *cr = new (std::nothrow) Cr(sp->provider, sp->ia);
+    if (cr == nullptr) return nullptr;
+    cr->sp = sp;
+    cr->qual = sp->qual;
+    cr->local_ep = sp->ep;
+    return cr;
+}
+
+void cr_discard(Cr *cr) noexcept {
+    delete cr;
+}
+
+bool post_cr_arrival(Cr *cr) noexcept {
     DAT_EVENT ev{};
     ev.event_number = DAT_CONNECTION_REQUEST_EVENT;
     auto &d = ev.event_data.cr_arrival_event_data;
@@ -90,18 +101,24 @@ bool post_cr_arrival(Evd *evd, Cr *cr) noexcept {
     d.conn_qual = cr->qual;
     d.cr_handle = cr;
     Ia *ia = cr->ia;
+    Evd *evd = cr->sp->evd;
     {
         // Tracked before the consumer can see it (and accept it on another thread).
         std::lock_guard lk(ia->crs_mu);
         try {
             ia->pending_crs.insert(cr);
         } catch (...) {
+            delete cr;
             return false;  // the transport refuses the request
         }
     }
     if (evd->post(ev)) return true;
-    std::lock_guard lk(ia->crs_mu);
-    ia->pending_crs.erase(cr);
+    {
+        std::lock_guard lk(ia->crs_mu);
+        ia->pending_crs.erase(cr);
+    }
+    post_async(ia, DAT_ASYNC_ERROR_EVD_OVERFLOW, evd);
+    delete cr;
     return false;
 }
 

@@ -26,12 +26,19 @@
 namespace opendat::util {
 
 struct Ep;
-struct Psp;
-struct Rsp;
+struct Sp;
 struct Cr;
 struct ProviderInstance;
 
 constexpr std::size_t kMaxPrivateData = 256;  // DAT_PROVIDER_ATTR.max_private_data_size
+
+// DAT_PROVIDER_ATTR.provider_specific_attr of one IA, built from its transport's limits
+// when it opens (attrs.cpp): two IAs on different devices report their own MTU.
+struct SpecificAttrs {
+    char mtu[16]{};
+    DAT_NAMED_ATTR attrs[10]{};
+    int count = 0;
+};
 
 struct Ia : Header {
     static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_IA;
@@ -58,6 +65,7 @@ struct Ia : Header {
     // peer and frees them, instead of leaking them.
     std::mutex crs_mu;
     std::unordered_set<Cr *> pending_crs;
+    SpecificAttrs specific;
 
   private:
     std::atomic<DAT_IA_HANDLE> consumer_{nullptr};
@@ -99,29 +107,35 @@ struct Ep : Header {
     void *impl = nullptr;  // the transport's per-EP state
 };
 
-struct Psp : Header {
+// What a PSP and an RSP share, and all a transport needs of either: the qualifier it
+// listens on, the EVD its connection requests go to and, for an RSP, the reserved EP.
+struct Sp : Header {
+    DAT_CONN_QUAL qual = 0;  // psp_create_any: qualifier 0, the transport stores its choice
+    Evd *evd = nullptr;
+    Ep *ep = nullptr;  // RSP: the reserved EP (a CR's local_ep); PSP: nullptr
+    void *impl = nullptr;
+
+  protected:
+    Sp(const DAT_PROVIDER *p, DAT_HANDLE_TYPE t, Ia *ia) : Header(p, t, ia) {}
+};
+
+struct Psp : Sp {
     static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_PSP;
-    Psp(const DAT_PROVIDER *p, Ia *ia) : Header(p, kType, ia) {}
-    DAT_CONN_QUAL qual = 0;
-    Evd *evd = nullptr;
+    Psp(const DAT_PROVIDER *p, Ia *ia) : Sp(p, kType, ia) {}
     DAT_PSP_FLAGS flags = DAT_PSP_CONSUMER_FLAG;
-    void *impl = nullptr;
 };
 
-struct Rsp : Header {
+struct Rsp : Sp {
     static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_RSP;
-    Rsp(const DAT_PROVIDER *p, Ia *ia) : Header(p, kType, ia) {}
-    DAT_CONN_QUAL qual = 0;
-    Evd *evd = nullptr;
-    Ep *ep = nullptr;
-    void *impl = nullptr;
+    Rsp(const DAT_PROVIDER *p, Ia *ia) : Sp(p, kType, ia) {}
 };
 
-// A connection request waiting for accept/reject. Created by the transport.
+// A connection request waiting for accept/reject. util allocates it (cr_new) when the
+// transport sees a request, and frees it after cr_accept, cr_reject or cr_destroy.
 struct Cr : Header {
     static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_CR;
     Cr(const DAT_PROVIDER *p, Ia *ia) : Header(p, kType, ia) {}
-    Header *sp = nullptr;  // PSP or RSP
+    Sp *sp = nullptr;  // the service point it arrived on (an opaque value once that is freed)
     Ep *local_ep = nullptr;
     DAT_CONN_QUAL qual = 0;
     sockaddr_storage remote_addr{};
@@ -130,6 +144,14 @@ struct Cr : Header {
     unsigned char pdata[kMaxPrivateData]{};
     void *impl = nullptr;
 };
+
+// A connection request arriving on `sp` (which must be live: the transport holds what
+// keeps it so, sp_close waits for it): the CR with sp, qual and local_ep set, or nullptr
+// when out of memory. The transport fills the peer's part and offers it with
+// post_cr_arrival.
+Cr *cr_new(Sp *sp) noexcept;
+// Frees a CR from cr_new that was never offered (the transport failed to set it up).
+void cr_discard(Cr *cr) noexcept;
 
 // --- Reports from a transport: EP state transitions and their events -------------------
 // The ep_* reports are made with ep->mu held (the transport processes an EP under it).
@@ -143,8 +165,10 @@ void ep_connection_ended(Ep *ep, DAT_EVENT_NUMBER event_number, DAT_COUNT pdata_
 // A DTO completion on the EP's request or recv EVD.
 void post_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
               DAT_COUNT length, DAT_DTOS op) noexcept;
-// A connection request for `cr` on its service point's EVD.
-bool post_cr_arrival(Evd *evd, Cr *cr) noexcept;
+// A connection request for `cr` on its service point's EVD. False when it cannot be
+// posted (EVD full, no memory): util has then freed the CR and the transport refuses the
+// peer.
+bool post_cr_arrival(Cr *cr) noexcept;
 // An asynchronous error on the IA's async EVD.
 void post_async(Ia *ia, DAT_EVENT_NUMBER number, DAT_HANDLE handle) noexcept;
 

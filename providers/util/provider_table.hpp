@@ -25,3 +25,15 @@ void provider_fini(const DAT_PROVIDER_INFO *info) noexcept;
 ProviderInstance *find_instance(const char *name) noexcept;
 
 }  // namespace opendat::util
+
+// A provider plugin's two exports (cmake/provider.map keeps only these): one line in the
+// provider's provider.cpp, OPENDAT_PROVIDER_ENTRY_POINTS(&foo::make_transport).
+#define OPENDAT_PROVIDER_ENTRY_POINTS(make_transport_fn)                          \
+    extern "C" __attribute__((visibility("default"))) void dat_provider_init(     \
+        const DAT_PROVIDER_INFO *info, const char *instance_data) {               \
+        ::opendat::util::provider_init(info, instance_data, (make_transport_fn)); \
+    }                                                                             \
+    extern "C" __attribute__((visibility("default"))) void dat_provider_fini(     \
+        const DAT_PROVIDER_INFO *info) {                                          \
+        ::opendat::util::provider_fini(info);                                     \
+    }

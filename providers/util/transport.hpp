@@ -5,22 +5,36 @@
 // the transport only for what the wire or the device adds. So a transport never
 // re-validates and never replaces a DAT_PROVIDER slot.
 //
-// Two kinds of calls:
-//  - the wire (pure virtual): EPs, connections, posts, service points;
-//  - device hooks (virtual with defaults): attributes, PZ/LMR/RMR, DTO EVDs, CNO wait,
-//    EP reset. The defaults are util's software behaviour — memory keys in the IA's
-//    MemTable, completions in the EVD's ring — which is exactly the tcp provider's; a
-//    device transport (verbs) overrides them. See docs/provider-guide.md §5.
+// Every call has a default, so a transport implements only what it does:
+//  - the wire: EPs, connections, posts, service points. Default: DAT_NOT_IMPLEMENTED
+//    for what moves data or connections (util's entry point returns it unchanged), no
+//    per-object state for create/destroy;
+//  - device hooks: attributes, PZ/LMR/RMR, DTO EVDs, CNO wait, EP reset. The defaults
+//    are util's software behaviour — memory keys in the IA's MemTable, completions in the
+//    EVD's ring — which is exactly the tcp provider's; a device transport (verbs)
+//    overrides them.
+// Only limits() and address() must be given. See docs/provider-guide.md §5.
+//
+// Ownership: util allocates and frees every object it hands out (EP, PSP, RSP, CR, ...);
+// a transport keeps its own state in the object's `impl` and never deletes util's
+// object. A free hook (ep_destroy, sp_close, cr_accept/cr_reject/cr_destroy, ...) tears
+// down the transport's part; util frees its object when the hook returns — for an EP,
+// when the transport hands it back through ep_release (a thread of the transport may
+// still hold it).
 #pragma once
 
 #include <sys/socket.h>
 
 #include <dat2/udat.h>
 
+#include "util/deferred_free.hpp"
+#include "util/status.hpp"
+
 namespace opendat::util {
 
 struct Header;
 struct Ep;
+struct Sp;
 struct Cr;
 struct Pz;
 struct Lmr;
@@ -53,32 +67,71 @@ class Transport {
     virtual const sockaddr *address() const noexcept = 0;
 
     // --- The wire ------------------------------------------------------------------
-    virtual DAT_RETURN ep_create(Ep *ep) noexcept = 0;
-    // Abrupt teardown, no events; the object is freed by the caller afterwards.
-    virtual void ep_destroy(Ep *ep) noexcept = 0;
-    virtual DAT_RETURN ep_connect(Ep *ep, const sockaddr *remote, DAT_CONN_QUAL qual,
-                                  DAT_TIMEOUT timeout_us, DAT_COUNT pdata_len,
-                                  const void *pdata) noexcept = 0;
-    virtual DAT_RETURN ep_disconnect(Ep *ep, DAT_CLOSE_FLAGS flags) noexcept = 0;
-    virtual DAT_RETURN ep_post_send(Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                    DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept = 0;
-    virtual DAT_RETURN ep_post_recv(Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                    DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept = 0;
-    virtual DAT_RETURN ep_post_rdma_write(Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                          DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                                          DAT_COMPLETION_FLAGS flags) noexcept = 0;
-    virtual DAT_RETURN ep_post_rdma_read(Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                         DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                                         DAT_COMPLETION_FLAGS flags) noexcept = 0;
-    // Whether send/recv work is outstanding (dat_ep_get_status).
-    virtual void ep_idle(Ep *ep, bool *recv_idle, bool *request_idle) noexcept = 0;
+    // dat_ep_create, after util built the EP (attributes, PZ, EVDs). Default: no
+    // per-EP state.
+    virtual DAT_RETURN ep_create(Ep * /*ep*/) noexcept { return DAT_SUCCESS; }
+    // dat_ep_free (or an abrupt dat_ia_close): abrupt teardown of the transport's part, no
+    // events. The handle is already dead. Default: nothing.
+    virtual void ep_destroy(Ep * /*ep*/) noexcept {}
+    // After ep_destroy: util's EP object, given back to be freed once no thread of the
+    // transport can look at it any more. Call `free_ep()` then (or park it in a
+    // DeferredFree that is drained at that point). Default: freed at once.
+    virtual void ep_release(Deferred free_ep) noexcept { free_ep(); }
+    virtual DAT_RETURN ep_connect(Ep * /*ep*/, const sockaddr * /*remote*/, DAT_CONN_QUAL /*qual*/,
+                                  DAT_TIMEOUT /*timeout_us*/, DAT_COUNT /*pdata_len*/,
+                                  const void * /*pdata*/) noexcept {
+        return kNotImplemented;
+    }
+    virtual DAT_RETURN ep_disconnect(Ep * /*ep*/, DAT_CLOSE_FLAGS /*flags*/) noexcept {
+        return kNotImplemented;
+    }
+    virtual DAT_RETURN ep_post_send(Ep * /*ep*/, DAT_COUNT /*n*/, const DAT_LMR_TRIPLET * /*iov*/,
+                                    DAT_DTO_COOKIE /*cookie*/,
+                                    DAT_COMPLETION_FLAGS /*flags*/) noexcept {
+        return kNotImplemented;
+    }
+    virtual DAT_RETURN ep_post_recv(Ep * /*ep*/, DAT_COUNT /*n*/, const DAT_LMR_TRIPLET * /*iov*/,
+                                    DAT_DTO_COOKIE /*cookie*/,
+                                    DAT_COMPLETION_FLAGS /*flags*/) noexcept {
+        return kNotImplemented;
+    }
+    virtual DAT_RETURN ep_post_rdma_write(Ep * /*ep*/, DAT_COUNT /*n*/,
+                                          const DAT_LMR_TRIPLET * /*iov*/,
+                                          DAT_DTO_COOKIE /*cookie*/,
+                                          const DAT_RMR_TRIPLET * /*remote*/,
+                                          DAT_COMPLETION_FLAGS /*flags*/) noexcept {
+        return kNotImplemented;
+    }
+    virtual DAT_RETURN ep_post_rdma_read(Ep * /*ep*/, DAT_COUNT /*n*/,
+                                         const DAT_LMR_TRIPLET * /*iov*/, DAT_DTO_COOKIE /*cookie*/,
+                                         const DAT_RMR_TRIPLET * /*remote*/,
+                                         DAT_COMPLETION_FLAGS /*flags*/) noexcept {
+        return kNotImplemented;
+    }
+    // Whether send/recv work is outstanding (dat_ep_get_status). Default: none.
+    virtual void ep_idle(Ep * /*ep*/, bool *recv_idle, bool *request_idle) noexcept {
+        *recv_idle = true;
+        *request_idle = true;
+    }
 
-    virtual DAT_RETURN sp_listen(Header *sp, DAT_CONN_QUAL qual) noexcept = 0;  // PSP or RSP
-    virtual void sp_close(Header *sp) noexcept = 0;
-    virtual DAT_RETURN cr_accept(Cr *cr, Ep *ep, DAT_COUNT pdata_len,
-                                 const void *pdata) noexcept = 0;
-    virtual DAT_RETURN cr_reject(Cr *cr, DAT_COUNT pdata_len, const void *pdata) noexcept = 0;
-    virtual void cr_destroy(Cr *cr) noexcept = 0;  // CR freed without accept/reject (IA close)
+    // dat_psp_create(_any) / dat_rsp_create: listen on sp->qual (0: any qualifier; store
+    // the one chosen in sp->qual). Default: DAT_NOT_IMPLEMENTED.
+    virtual DAT_RETURN sp_listen(Sp * /*sp*/) noexcept { return kNotImplemented; }
+    // dat_psp_free / dat_rsp_free: stop listening. When it returns, no request may reach
+    // sp any more (util frees it). Default: nothing.
+    virtual void sp_close(Sp * /*sp*/) noexcept {}
+    // A request the transport offered (cr_new, post_cr_arrival) is answered; util frees
+    // the CR when the hook returns (`pdata` may point into it). cr_destroy: freed
+    // unanswered at an abrupt dat_ia_close (refuse the peer).
+    virtual DAT_RETURN cr_accept(Cr * /*cr*/, Ep * /*ep*/, DAT_COUNT /*pdata_len*/,
+                                 const void * /*pdata*/) noexcept {
+        return kNotImplemented;
+    }
+    virtual DAT_RETURN cr_reject(Cr * /*cr*/, DAT_COUNT /*pdata_len*/,
+                                 const void * /*pdata*/) noexcept {
+        return kNotImplemented;
+    }
+    virtual void cr_destroy(Cr * /*cr*/) noexcept {}
     // A consumer polls an empty DTO EVD: make progress on its thread, without blocking,
     // so that polling costs no thread hop. May do nothing.
     virtual void progress_inline() noexcept {}

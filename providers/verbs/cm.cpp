@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "trace/trace.hpp"
+#include "util/netdev.hpp"
 #include "verbs/transport.hpp"
 
 namespace opendat::verbs {
@@ -114,20 +115,15 @@ DAT_RETURN VerbsTransport::ep_connect(util::Ep *ep, const sockaddr *remote, DAT_
         impl->deadline_ms.store(deadline, std::memory_order_relaxed);
         impl->pdata_len = pdata_wrap(impl->pdata, pdata, pdata_len);
         std::memset(&ep->remote_addr, 0, sizeof ep->remote_addr);
-        std::memcpy(&ep->remote_addr, remote, sockaddr_len(remote));
+        std::memcpy(&ep->remote_addr, remote, util::sockaddr_len(remote));
         auto *dst = reinterpret_cast<sockaddr *>(&ep->remote_addr);
         // rdma_cm has no loopback device: "this host" is the IA's own address, where our
         // service points listen (they bind to it, not to the wildcard).
         if (is_loopback(dst)) {
             std::memcpy(&ep->remote_addr, &dev_.addr,
-                        sockaddr_len(reinterpret_cast<const sockaddr *>(&dev_.addr)));
+                        util::sockaddr_len(reinterpret_cast<const sockaddr *>(&dev_.addr)));
         }
-        if (dst->sa_family == AF_INET)
-            reinterpret_cast<sockaddr_in *>(dst)->sin_port =
-                htons(static_cast<std::uint16_t>(qual));
-        else
-            reinterpret_cast<sockaddr_in6 *>(dst)->sin6_port =
-                htons(static_cast<std::uint16_t>(qual));
+        util::set_port(&ep->remote_addr, static_cast<std::uint16_t>(qual));
         sockaddr_storage src = dev_.addr;
         if (rdma_resolve_addr(id, reinterpret_cast<sockaddr *>(&src), dst, impl->timeout_ms) != 0) {
             DAPL_TRC(trace::kError, "verbs", "rdma_resolve_addr: %s", std::strerror(errno));
@@ -204,77 +200,50 @@ void VerbsTransport::ep_reset(util::Ep *ep) noexcept {
 
 // --- Passive side ----------------------------------------------------------------------
 
-DAT_RETURN VerbsTransport::sp_listen(util::Header *sp, DAT_CONN_QUAL qual) noexcept {
+DAT_RETURN VerbsTransport::sp_listen(util::Sp *sp) noexcept {
     OPENDAT_GUARD({
+        const DAT_CONN_QUAL qual = sp->qual;
         if (qual > 0xffff) return util::err(DAT_CONN_QUAL_UNAVAILABLE);
         auto impl = std::make_unique<SpImpl>();
         impl->sp = sp;
-        impl->qual = qual;
-        if (sp->type == DAT_HANDLE_TYPE_PSP) {
-            impl->evd = static_cast<util::Psp *>(sp)->evd;
-        } else {
-            impl->evd = static_cast<util::Rsp *>(sp)->evd;
-            impl->rsp_ep = static_cast<util::Rsp *>(sp)->ep;
-        }
         rdma_cm_id *id = nullptr;
         if (rdma_create_id(ch_.get(), &id, impl.get(), RDMA_PS_TCP) != 0)
             return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
         impl->listen.reset(id);
         sockaddr_storage a = dev_.addr;
+        util::set_port(&a, static_cast<std::uint16_t>(qual));
         auto *sa = reinterpret_cast<sockaddr *>(&a);
-        auto port = htons(static_cast<std::uint16_t>(qual));
-        if (sa->sa_family == AF_INET)
-            reinterpret_cast<sockaddr_in *>(sa)->sin_port = port;
-        else
-            reinterpret_cast<sockaddr_in6 *>(sa)->sin6_port = port;
         if (rdma_bind_addr(id, sa) != 0)
             return errno == EADDRINUSE ? util::err(DAT_CONN_QUAL_IN_USE)
                                        : util::err(DAT_CONN_QUAL_UNAVAILABLE);
         if (rdma_listen(id, 1024) != 0) return util::err(DAT_CONN_QUAL_UNAVAILABLE);
-        if (qual == 0) {  // dat_psp_create_any: report the port rdma_cm chose
-            impl->qual = ntohs(rdma_get_src_port(id));
-            static_cast<util::Psp *>(sp)->qual = impl->qual;
-        }
+        // dat_psp_create_any: report the port rdma_cm chose
+        if (qual == 0) sp->qual = ntohs(rdma_get_src_port(id));
         std::lock_guard lk(mu_);
         sps_.insert(impl.get());
-        if (sp->type == DAT_HANDLE_TYPE_PSP)
-            static_cast<util::Psp *>(sp)->impl = impl.release();
-        else
-            static_cast<util::Rsp *>(sp)->impl = impl.release();
+        sp->impl = impl.release();
         return DAT_SUCCESS;
     })
 }
 
-void VerbsTransport::sp_close(util::Header *sp) noexcept {
-    SpImpl *impl =
-        static_cast<SpImpl *>(sp->type == DAT_HANDLE_TYPE_PSP ? static_cast<util::Psp *>(sp)->impl
-                                                              : static_cast<util::Rsp *>(sp)->impl);
+void VerbsTransport::sp_close(util::Sp *sp) noexcept {
+    auto *impl = static_cast<SpImpl *>(sp->impl);
     {
         std::lock_guard lk(mu_);
         impl->dead.store(true);  // on_connect_request checks it under mu_
         sps_.erase(impl);
     }
     impl->listen.reset();  // waits until the CM thread acknowledged the listener's events
-    {
-        std::lock_guard lk(mu_);
-        try {
-            dead_sps_.emplace_back(impl);
-        } catch (...) {
-        }
-    }
-    if (sp->type == DAT_HANDLE_TYPE_PSP)
-        delete static_cast<util::Psp *>(sp);
-    else
-        delete static_cast<util::Rsp *>(sp);
+    graveyard_.park(impl);
+    // No request reaches `sp` from now on (on_connect_request sees `dead`): util frees it.
 }
 
 void VerbsTransport::park(CrImpl *cr) noexcept {
-    std::lock_guard lk(mu_);
-    crs_.erase(cr);
-    try {
-        dead_crs_.emplace_back(cr);
-    } catch (...) {
+    {
+        std::lock_guard lk(mu_);
+        crs_.erase(cr);
     }
+    graveyard_.park(cr);
 }
 
 DAT_RETURN VerbsTransport::cr_accept(util::Cr *cr, util::Ep *ep, DAT_COUNT pdata_len,
@@ -326,7 +295,6 @@ DAT_RETURN VerbsTransport::cr_accept(util::Cr *cr, util::Ep *ep, DAT_COUNT pdata
     if (rc != DAT_SUCCESS && cri->id) rdma_reject(cri->id.get(), nullptr, 0);
     cri->id.reset();
     park(cri);
-    delete cr;
     return rc;
 }
 
@@ -339,7 +307,6 @@ DAT_RETURN VerbsTransport::cr_reject(util::Cr *cr, DAT_COUNT pdata_len,
         DAPL_TRC(trace::kWarn, "verbs", "rdma_reject: %s", std::strerror(errno));
     cri->id.reset();
     park(cri);
-    delete cr;  // after the reject: pdata may point into the CR
     return DAT_SUCCESS;
 }
 
@@ -348,7 +315,6 @@ void VerbsTransport::cr_destroy(util::Cr *cr) noexcept {
     if (cri->id) rdma_reject(cri->id.get(), nullptr, 0);
     cri->id.reset();
     park(cri);
-    delete cr;
 }
 
 // --- Events ----------------------------------------------------------------------------
@@ -395,7 +361,7 @@ void VerbsTransport::on_connect_request(const CmEvent &ev) noexcept {
     util::Cr *cr = nullptr;
     CrImpl *cri = nullptr;
     if (!sp->dead.load()) {
-        cr = new (std::nothrow) util::Cr(ia_->provider, ia_);
+        cr = util::cr_new(sp->sp);  // sp->sp lives while `dead` is false and mu_ held
         cri = new (std::nothrow) CrImpl();
         bool ok = cr != nullptr && cri != nullptr;
         if (ok) {
@@ -406,7 +372,7 @@ void VerbsTransport::on_connect_request(const CmEvent &ev) noexcept {
             }
         }
         if (!ok) {
-            delete cr;
+            util::cr_discard(cr);
             delete cri;
             cr = nullptr;
         }
@@ -423,25 +389,20 @@ void VerbsTransport::on_connect_request(const CmEvent &ev) noexcept {
     cri->initiator_depth = ev.initiator_depth;
     ev.id->context = cri;
     cr->impl = cri;
-    cr->sp = sp->sp;
-    cr->qual = sp->qual;
-    cr->local_ep = sp->rsp_ep;
     const sockaddr *peer = rdma_get_peer_addr(ev.id);
-    std::memcpy(&cr->remote_addr, peer, sockaddr_len(peer));
+    std::memcpy(&cr->remote_addr, peer, util::sockaddr_len(peer));
     cr->remote_port = ntohs(rdma_get_dst_port(ev.id));
     const unsigned char *pd = nullptr;
     int pd_len = 0;
     pdata_unwrap(ev.pdata, ev.pdata_len, &pd, &pd_len);
     cr->pdata_len = pd_len;
     if (pd_len > 0) std::memcpy(cr->pdata, pd, static_cast<std::size_t>(pd_len));
-    if (!util::post_cr_arrival(sp->evd, cr)) {
+    if (!util::post_cr_arrival(cr)) {  // util reported the overflow and freed the CR
         crs_.erase(cri);
         lk.unlock();
-        util::post_async(ia_, DAT_ASYNC_ERROR_EVD_OVERFLOW, sp->evd);
         rdma_reject(ev.id, nullptr, 0);
         cri->id.reset();
         delete cri;
-        delete cr;
     }
 }
 

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "util/deadline.hpp"
 #include "util/objects.hpp"
 #include "verbs/cq_evd.hpp"
 #include "verbs/transport.hpp"
@@ -57,9 +58,7 @@ DAT_RETURN VerbsTransport::cno_wait(util::Cno *cno, DAT_TIMEOUT timeout,
         return util::kNoMemory;
     }
     if (evds.empty()) return cno->wait(timeout, out);  // fed by software EVDs only
-    using clock = std::chrono::steady_clock;
-    const bool infinite = timeout == DAT_TIMEOUT_INFINITE;
-    const auto deadline = clock::now() + std::chrono::microseconds(infinite ? 0 : timeout);
+    const util::Deadline deadline(timeout);
     bool armed = false;
     for (;;) {
         DAT_EVD_HANDLE soft = DAT_HANDLE_NULL;
@@ -77,15 +76,8 @@ DAT_RETURN VerbsTransport::cno_wait(util::Cno *cno, DAT_TIMEOUT timeout,
             armed = true;
             continue;  // a completion before arming raises no channel event
         }
-        int wait_ms = kSliceMs;
-        if (!infinite) {
-            auto left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now())
-                    .count();
-            if (clock::now() >= deadline) return util::err(DAT_TIMEOUT_EXPIRED);
-            wait_ms = static_cast<int>(std::clamp<long long>(left, 1, kSliceMs));
-        }
-        if (::poll(fds.data(), fds.size(), wait_ms) > 0) {
+        if (deadline.expired()) return util::err(DAT_TIMEOUT_EXPIRED);
+        if (::poll(fds.data(), fds.size(), deadline.poll_ms(kSliceMs)) > 0) {
             for (std::size_t i = 0; i < fds.size(); ++i)
                 if (fds[i].revents & POLLIN) evds[i]->take_channel_event();
             armed = false;

@@ -11,6 +11,7 @@
 #include <new>
 
 #include "trace/trace.hpp"
+#include "util/deadline.hpp"
 #include "util/objects.hpp"
 #include "verbs/ep_impl.hpp"
 #include "verbs/transport.hpp"
@@ -133,9 +134,7 @@ DAT_RETURN CqEvd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *o
         std::atomic<int> &w;
         ~Leave() { w.fetch_sub(1); }
     } leave{waiters_};
-    using clock = std::chrono::steady_clock;
-    const bool infinite = timeout_us == DAT_TIMEOUT_INFINITE;
-    const auto deadline = clock::now() + std::chrono::microseconds(infinite ? 0 : timeout_us);
+    const util::Deadline deadline(timeout_us);
     bool armed = false;
     for (;;) {
         {
@@ -156,19 +155,12 @@ DAT_RETURN CqEvd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *o
             armed = true;
             continue;
         }
-        int wait_ms = -1;
-        if (!infinite) {
-            auto left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now())
-                    .count();
-            if (left <= 0 && clock::now() >= deadline) {
-                if (nmore != nullptr)
-                    *nmore = static_cast<DAT_COUNT>(staged_.load()) + (mixed ? evd_->pending() : 0);
-                return util::err(DAT_TIMEOUT_EXPIRED);
-            }
-            wait_ms = static_cast<int>(std::max<long long>(left, 1));
+        if (deadline.expired()) {
+            if (nmore != nullptr)
+                *nmore = static_cast<DAT_COUNT>(staged_.load()) + (mixed ? evd_->pending() : 0);
+            return util::err(DAT_TIMEOUT_EXPIRED);
         }
-        if (mixed && (wait_ms < 0 || wait_ms > kMixedSliceMs)) wait_ms = kMixedSliceMs;
+        const int wait_ms = deadline.poll_ms(mixed ? kMixedSliceMs : -1);
         pollfd fds[2] = {{ch_->fd, POLLIN, 0}, {wake_.get(), POLLIN, 0}};
         int n = ::poll(fds, 2, wait_ms);
         if (n < 0 && errno != EINTR) return util::kInternal;

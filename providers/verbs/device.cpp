@@ -17,31 +17,7 @@
 
 namespace opendat::verbs {
 
-const char *addr_str(const sockaddr *sa, char *buf, std::size_t len) noexcept {
-    const void *a = nullptr;
-    if (sa->sa_family == AF_INET) a = &reinterpret_cast<const sockaddr_in *>(sa)->sin_addr;
-    if (sa->sa_family == AF_INET6) a = &reinterpret_cast<const sockaddr_in6 *>(sa)->sin6_addr;
-    if (a == nullptr || inet_ntop(sa->sa_family, a, buf, static_cast<socklen_t>(len)) == nullptr)
-        std::snprintf(buf, len, "<family %d>", sa->sa_family);
-    return buf;
-}
-
-socklen_t sockaddr_len(const sockaddr *sa) noexcept {
-    return sa->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
-}
-
 namespace {
-
-bool from_numeric_or_host(const std::string &name, sockaddr_storage *out) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo *res = nullptr;
-    if (getaddrinfo(name.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) return false;
-    std::memcpy(out, res->ai_addr, res->ai_addrlen);
-    freeaddrinfo(res);
-    return true;
-}
 
 // "<verbs device> <port>": the port's IPv4-mapped GID (RoCE v1/v2 both list one per
 // address of the netdev) gives the address rdma_cm binds to.
@@ -78,17 +54,15 @@ DevLookup from_verbs_device(const std::string &name, int port, sockaddr_storage 
 
 DAT_RETURN resolve_address(const char *ia_name, const std::string &params, Device *out) noexcept {
     try {
-        std::istringstream in(params);
         std::string what;
-        int port = 0;
-        in >> what;
-        if (!(in >> port)) port = 0;
-        if (what.empty()) {
+        long number = 0;
+        if (!util::split_ia_params(params, &what, &number)) {
             DAPL_TRC(trace::kError, "verbs",
                      "IA %s: empty ia_params; want \"<netdev|address|host|device> [port]\"",
                      ia_name);
             return util::err(DAT_INVALID_ADDRESS);
         }
+        const int port = number > 0 && number <= 255 ? static_cast<int>(number) : 0;
         socklen_t len = 0;
         bool ok = util::netdev_address(what, &out->addr, &len);
         if (!ok) {
@@ -102,7 +76,7 @@ DAT_RETURN resolve_address(const char *ia_name, const std::string &params, Devic
                              ia_name, what.c_str(), port > 0 ? port : 1);
                     return util::err(DAT_INVALID_ADDRESS);
                 case DevLookup::NotADevice:
-                    ok = from_numeric_or_host(what, &out->addr);
+                    ok = util::host_address(what, &out->addr, &len);
                     break;
             }
         }
@@ -126,7 +100,7 @@ DAT_RETURN bind_device(const char *ia_name, rdma_event_channel *ch, Device *out)
         const std::string &what = out->what;
         const int port = out->want_port;
         char buf[INET6_ADDRSTRLEN + 16];
-        addr_str(reinterpret_cast<sockaddr *>(&out->addr), buf, sizeof buf);
+        util::addr_str(reinterpret_cast<sockaddr *>(&out->addr), buf, sizeof buf);
         rdma_cm_id *id = nullptr;
         if (rdma_create_id(ch, &id, nullptr, RDMA_PS_TCP) != 0) {
             DAPL_TRC(trace::kError, "verbs", "IA %s: rdma_create_id: %s", ia_name,

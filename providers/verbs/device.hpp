@@ -40,7 +40,4 @@ DAT_RETURN resolve_address(const char *ia_name, const std::string &params, Devic
 // verbs/rdma_cm call fails.
 DAT_RETURN bind_device(const char *ia_name, rdma_event_channel *ch, Device *out) noexcept;
 
-const char *addr_str(const sockaddr *sa, char *buf, std::size_t len) noexcept;
-socklen_t sockaddr_len(const sockaddr *sa) noexcept;
-
 }  // namespace opendat::verbs

@@ -78,10 +78,7 @@ struct EpImpl : CmCtx {
 
 struct SpImpl : CmCtx {
     SpImpl() : CmCtx(CmKind::Sp) {}
-    util::Header *sp = nullptr;  // the PSP or RSP
-    util::Evd *evd = nullptr;
-    util::Ep *rsp_ep = nullptr;
-    DAT_CONN_QUAL qual = 0;
+    util::Sp *sp = nullptr;  // util's PSP or RSP: read only under mu_ while !dead
     IdPtr listen;
     std::atomic<bool> dead{false};
 };

@@ -125,10 +125,7 @@ VerbsTransport::~VerbsTransport() {
     for (EpImpl *e : eps_) delete e;
     for (SpImpl *s : sps_) delete s;
     for (CrImpl *c : crs_) delete c;
-    dead_eps_.clear();
-    for (util::Ep *e : dead_ep_objs_) delete e;
-    dead_sps_.clear();
-    dead_crs_.clear();
+    graveyard_.drain();
 }
 
 DAT_RETURN make_transport(util::ProviderInstance *inst, util::Ia *ia,
@@ -215,14 +212,13 @@ void VerbsTransport::ep_destroy(util::Ep *ep) noexcept {
     // CM thread may be waiting for ep->mu with one of them (see on_cm_event).
     id.reset();
     impl->qp.reset();
-    std::lock_guard lk(mu_);
-    eps_.erase(impl);
-    try {
-        dead_eps_.emplace_back(impl);
-        dead_ep_objs_.push_back(ep);
-    } catch (...) {
-        // Out of memory while parking: leak rather than free memory a CQ may still name.
+    {
+        std::lock_guard lk(mu_);
+        eps_.erase(impl);
     }
+    // Out of memory while parking leaks it rather than free memory a CQ may still name.
+    // util's EP follows (ep_release).
+    graveyard_.park(impl);
 }
 
 void VerbsTransport::ep_idle(util::Ep *ep, bool *recv_idle, bool *request_idle) noexcept {

@@ -42,6 +42,9 @@ class VerbsTransport final : public util::Transport {
 
     DAT_RETURN ep_create(util::Ep *ep) noexcept override;
     void ep_destroy(util::Ep *ep) noexcept override;
+    // A CQ may still name a freed EP's slots, and the CM thread may hold it: util's EP
+    // waits with its EpImpl until the transport goes.
+    void ep_release(util::Deferred free_ep) noexcept override { graveyard_.park(free_ep); }
     DAT_RETURN ep_connect(util::Ep *ep, const sockaddr *remote, DAT_CONN_QUAL qual,
                           DAT_TIMEOUT timeout_us, DAT_COUNT pdata_len,
                           const void *pdata) noexcept override;
@@ -58,8 +61,8 @@ class VerbsTransport final : public util::Transport {
                                  DAT_COMPLETION_FLAGS flags) noexcept override;
     void ep_idle(util::Ep *ep, bool *recv_idle, bool *request_idle) noexcept override;
 
-    DAT_RETURN sp_listen(util::Header *sp, DAT_CONN_QUAL qual) noexcept override;
-    void sp_close(util::Header *sp) noexcept override;
+    DAT_RETURN sp_listen(util::Sp *sp) noexcept override;
+    void sp_close(util::Sp *sp) noexcept override;
     DAT_RETURN cr_accept(util::Cr *cr, util::Ep *ep, DAT_COUNT pdata_len,
                          const void *pdata) noexcept override;
     DAT_RETURN cr_reject(util::Cr *cr, DAT_COUNT pdata_len, const void *pdata) noexcept override;
@@ -128,16 +131,14 @@ class VerbsTransport final : public util::Transport {
     std::unordered_set<SpImpl *> sps_;
     std::unordered_set<CrImpl *> crs_;
     struct Deadline {
-        EpImpl *impl;  // freed EPs are parked (dead_eps_), so the pointer stays valid
+        EpImpl *impl;  // freed EPs are parked (graveyard_), so the pointer stays valid
         std::int64_t at_ms;
     };
     std::vector<Deadline> deadlines_;
-    // Freed EPs: their slots may still be named by completions in a CQ, and the CM thread
-    // may still hold them; released with the transport.
-    std::vector<std::unique_ptr<EpImpl>> dead_eps_;
-    std::vector<util::Ep *> dead_ep_objs_;
-    std::vector<std::unique_ptr<SpImpl>> dead_sps_;
-    std::vector<std::unique_ptr<CrImpl>> dead_crs_;
+    // Freed EPs (their EpImpl, then util's Ep), service points and CRs: an EP's slots may
+    // still be named by completions in a CQ, and the CM thread may still hold any of them;
+    // freed with the transport (after its thread stopped).
+    util::DeferredFree graveyard_;
 };
 
 // Milliseconds of the steady clock (connect deadlines).

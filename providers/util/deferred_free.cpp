@@ -1,0 +1,25 @@
+#include "util/deferred_free.hpp"
+
+#include "trace/trace.hpp"
+
+namespace opendat::util {
+
+void DeferredFree::park(Deferred d) noexcept {
+    std::lock_guard lk(mu_);
+    try {
+        parked_.push_back(d);
+    } catch (...) {
+        DAPL_TRC(trace::kError, "util", "no memory to park freed object %p: leaked", d.obj);
+    }
+}
+
+void DeferredFree::drain() noexcept {
+    std::vector<Deferred> batch;
+    {
+        std::lock_guard lk(mu_);
+        batch.swap(parked_);
+    }
+    for (const Deferred &d : batch) d();
+}
+
+}  // namespace opendat::util

@@ -1,0 +1,53 @@
+// Deferred freeing: objects the consumer has freed but a thread of the transport may still
+// hold (a progress thread between its epoll_wait and its dispatch, a completion queue that
+// still names a freed endpoint's slots).
+//
+// Such objects are parked here and deleted by drain(), which the transport calls when no
+// thread of its can hold a parked object any more: the tcp engine at the top of each
+// progress iteration, the verbs transport when it is destroyed. Parking never frees
+// early: when there is no memory to park, the object is leaked (and traced), never freed
+// while someone may still look at it.
+#pragma once
+
+#include <mutex>
+#include <vector>
+
+namespace opendat::util {
+
+// One object to free later: its address and how to free it.
+struct Deferred {
+    void *obj = nullptr;
+    void (*free)(void *) = nullptr;
+
+    void operator()() const noexcept {
+        if (obj != nullptr) free(obj);
+    }
+    // Frees with `delete` as a T (T's destructor must be virtual if `p` is a base).
+    template <class T>
+    static Deferred of(T *p) noexcept {
+        return {p, [](void *q) { delete static_cast<T *>(q); }};
+    }
+};
+
+class DeferredFree {
+  public:
+    DeferredFree() = default;
+    ~DeferredFree() { drain(); }
+    DeferredFree(const DeferredFree &) = delete;
+    DeferredFree &operator=(const DeferredFree &) = delete;
+
+    void park(Deferred d) noexcept;
+    template <class T>
+    void park(T *p) noexcept {
+        park(Deferred::of(p));
+    }
+    // Frees everything parked so far, oldest first (an object parked after the one it
+    // refers to outlives it). Objects parked while this runs wait for the next drain.
+    void drain() noexcept;
+
+  private:
+    std::mutex mu_;
+    std::vector<Deferred> parked_;
+};
+
+}  // namespace opendat::util

@@ -1,0 +1,286 @@
+// util's side of the Transport contract, through the DAT_PROVIDER table util builds (no
+// libdat2, no sockets): a transport that implements only limits() and address() gets
+// DAT_NOT_IMPLEMENTED from util's entry points, util owns and frees every object it hands
+// out (an EP only once the transport lets go of it), and each IA reports its own
+// attributes. Run under the asan preset, a leak or a double free fails the test.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <dat2/udat.h>
+#include <dat2/dat_registry.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "util/deferred_free.hpp"
+#include "util/objects.hpp"
+#include "util/provider_table.hpp"
+
+using namespace opendat::util;
+
+namespace {
+
+// Only what every transport must give: its limits (from ia_params "<mtu> <max iov>") and
+// its address. Everything else is util::Transport's default.
+class BareTransport : public Transport {
+  public:
+    explicit BareTransport(const std::string &params) {
+        int mtu = 0, iov = 0;
+        if (std::sscanf(params.c_str(), "%d %d", &mtu, &iov) == 2) {
+            limits_.transport_mtu = mtu;
+            limits_.max_iov = iov;
+        }
+        limits_.transport_name = "bare";
+        addr_.sin_family = AF_INET;
+        addr_.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    }
+    const Limits &limits() const noexcept override { return limits_; }
+    const sockaddr *address() const noexcept override {
+        return reinterpret_cast<const sockaddr *>(&addr_);
+    }
+
+  private:
+    Limits limits_;
+    sockaddr_in addr_{};
+};
+
+// Listens (in name only) and offers connection requests on demand; holds freed EPs until
+// told to let go, as a transport with a progress thread does.
+class HoldingTransport final : public BareTransport {
+  public:
+    HoldingTransport() : BareTransport("") {}
+    DAT_RETURN sp_listen(Sp *sp) noexcept override {
+        if (sp->qual == 0) sp->qual = 4242;
+        listening = sp;
+        return DAT_SUCCESS;
+    }
+    void sp_close(Sp *sp) noexcept override {
+        if (listening == sp) listening = nullptr;
+        ++sp_closed;
+    }
+    void ep_release(Deferred free_ep) noexcept override { held.park(free_ep); }
+    DAT_RETURN cr_reject(Cr *, DAT_COUNT, const void *) noexcept override {
+        ++rejected;
+        return DAT_SUCCESS;
+    }
+    void cr_destroy(Cr *) noexcept override { ++g_destroyed; }
+
+    // What a transport does when a request arrives: util's CR, offered on the SP's EVD.
+    bool offer(const char *pdata) noexcept {
+        Cr *cr = cr_new(listening);
+        if (cr == nullptr) return false;
+        cr->pdata_len = static_cast<DAT_COUNT>(std::strlen(pdata));
+        std::memcpy(cr->pdata, pdata, static_cast<std::size_t>(cr->pdata_len));
+        return post_cr_arrival(cr);
+    }
+
+    Sp *listening = nullptr;
+    DeferredFree held;
+    int sp_closed = 0, rejected = 0;
+    static inline int g_destroyed = 0;  // counted past the transport's end (dat_ia_close)
+};
+
+HoldingTransport *g_holding = nullptr;
+
+DAT_RETURN make_bare(ProviderInstance *inst, Ia *, std::unique_ptr<Transport> *out) {
+    *out = std::make_unique<BareTransport>(inst->params);
+    return DAT_SUCCESS;
+}
+
+DAT_RETURN make_holding(ProviderInstance *, Ia *, std::unique_ptr<Transport> *out) {
+    auto t = std::make_unique<HoldingTransport>();
+    g_holding = t.get();
+    *out = std::move(t);
+    return DAT_SUCCESS;
+}
+
+// One registered IA name and the table util built for it.
+struct Instance {
+    DAT_PROVIDER_INFO info{};
+    const DAT_PROVIDER *table = nullptr;
+
+    Instance(const char *name, const char *params, MakeTransportFn make) {
+        std::snprintf(info.ia_name, sizeof info.ia_name, "%s", name);
+        info.dapl_version_major = 2;
+        info.is_thread_safe = DAT_FALSE;
+        provider_init(&info, params, make);
+        if (ProviderInstance *inst = find_instance(name)) table = &inst->table;
+    }
+    ~Instance() { provider_fini(&info); }
+
+    DAT_IA_HANDLE open() const {
+        DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+        DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+        EXPECT_EQ(table->ia_open_func(const_cast<char *>(info.ia_name), 8, &async, &ia),
+                  DAT_SUCCESS);
+        return ia;
+    }
+};
+
+std::string mtu_of(const DAT_PROVIDER *t, DAT_IA_HANDLE ia) {
+    DAT_PROVIDER_ATTR pa{};
+    EXPECT_EQ(t->ia_query_func(ia, nullptr, 0, nullptr, DAT_PROVIDER_FIELD_ALL, &pa), DAT_SUCCESS);
+    for (DAT_COUNT i = 0; i < pa.num_provider_specific_attr; ++i)
+        if (std::strcmp(pa.provider_specific_attr[i].name, "DAT_IB_TRANSPORT_MTU") == 0)
+            return pa.provider_specific_attr[i].value;
+    return "";
+}
+
+DAT_COUNT max_iov_of(const DAT_PROVIDER *t, DAT_IA_HANDLE ia) {
+    DAT_IA_ATTR a{};
+    EXPECT_EQ(t->ia_query_func(ia, nullptr, DAT_IA_FIELD_ALL, &a, 0, nullptr), DAT_SUCCESS);
+    return a.max_iov_segments_per_dto;
+}
+
+constexpr DAT_RETURN kNotImpl = DAT_CLASS_ERROR | DAT_NOT_IMPLEMENTED;
+
+}  // namespace
+
+TEST(UtilAttrs, EachIaReportsItsOwnLimitsAndMtu) {
+    Instance small("util-attrs-small", "1024 4", &make_bare);
+    Instance big("util-attrs-big", "4096 8", &make_bare);
+    ASSERT_NE(small.table, nullptr);
+    ASSERT_NE(big.table, nullptr);
+    DAT_IA_HANDLE a = small.open(), b = big.open();
+    // Queried in both orders: whichever IA is asked first must not fix the other's answer.
+    EXPECT_EQ(mtu_of(small.table, a), "1024");
+    EXPECT_EQ(mtu_of(big.table, b), "4096");
+    EXPECT_EQ(mtu_of(small.table, a), "1024");
+    EXPECT_EQ(max_iov_of(big.table, b), 8);
+    EXPECT_EQ(max_iov_of(small.table, a), 4);
+    EXPECT_EQ(small.table->ia_close_func(a, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+    EXPECT_EQ(big.table->ia_close_func(b, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+}
+
+TEST(UtilTransport, WhatTheTransportLeavesOutIsNotImplemented) {
+    Instance bare("util-bare", "65536 16", &make_bare);
+    ASSERT_NE(bare.table, nullptr);
+    const DAT_PROVIDER *t = bare.table;
+    DAT_IA_HANDLE ia = bare.open();
+    DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->pz_create_func(ia, &pz), DAT_SUCCESS);
+    DAT_EVD_HANDLE dto = DAT_HANDLE_NULL, conn = DAT_HANDLE_NULL, cr = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
+    ASSERT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn),
+              DAT_SUCCESS);
+    ASSERT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr), DAT_SUCCESS);
+    // No per-EP state by default: the EP exists, its wire calls are not implemented.
+    DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->ep_create_func(ia, pz, dto, dto, conn, nullptr, &ep), DAT_SUCCESS);
+    sockaddr_in peer{};
+    peer.sin_family = AF_INET;
+    peer.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(t->ep_connect_func(ep, reinterpret_cast<sockaddr *>(&peer), 1, DAT_TIMEOUT_INFINITE,
+                                 0, nullptr, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
+              kNotImpl);
+    DAT_EP_STATE state{};
+    DAT_BOOLEAN recv_idle = DAT_FALSE, req_idle = DAT_FALSE;
+    ASSERT_EQ(t->ep_get_status_func(ep, &state, &recv_idle, &req_idle), DAT_SUCCESS);
+    EXPECT_EQ(state, DAT_EP_STATE_UNCONNECTED) << "a refused connect leaves the EP as it was";
+    EXPECT_EQ(recv_idle, DAT_TRUE);
+    EXPECT_EQ(req_idle, DAT_TRUE);
+    EXPECT_EQ(t->ep_post_send_func(ep, 0, nullptr, DAT_DTO_COOKIE{}, DAT_COMPLETION_DEFAULT_FLAG),
+              kNotImpl);
+    EXPECT_EQ(t->ep_post_recv_func(ep, 0, nullptr, DAT_DTO_COOKIE{}, DAT_COMPLETION_DEFAULT_FLAG),
+              kNotImpl);
+    DAT_RMR_TRIPLET remote{};
+    EXPECT_EQ(t->ep_post_rdma_write_func(ep, 0, nullptr, DAT_DTO_COOKIE{}, &remote,
+                                         DAT_COMPLETION_DEFAULT_FLAG),
+              kNotImpl);
+    EXPECT_EQ(t->ep_post_rdma_read_func(ep, 0, nullptr, DAT_DTO_COOKIE{}, &remote,
+                                        DAT_COMPLETION_DEFAULT_FLAG),
+              kNotImpl);
+    EXPECT_EQ(t->ep_disconnect_func(ep, DAT_CLOSE_ABRUPT_FLAG), kNotImpl);
+    DAT_PSP_HANDLE psp = DAT_HANDLE_NULL;
+    EXPECT_EQ(t->psp_create_func(ia, 7, cr, DAT_PSP_CONSUMER_FLAG, &psp), kNotImpl);
+    DAT_RSP_HANDLE rsp = DAT_HANDLE_NULL;
+    EXPECT_EQ(t->rsp_create_func(ia, 8, ep, cr, &rsp), kNotImpl);
+    // Nothing half-made is left behind: the IA closes gracefully once the consumer's own
+    // objects are freed.
+    EXPECT_EQ(t->ep_free_func(ep), DAT_SUCCESS);
+    for (DAT_EVD_HANDLE e : {dto, conn, cr}) EXPECT_EQ(t->evd_free_func(e), DAT_SUCCESS);
+    EXPECT_EQ(t->pz_free_func(pz), DAT_SUCCESS);
+    EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+}
+
+TEST(UtilOwnership, UtilFreesWhatItAllocatesWhenTheTransportLetsGo) {
+    Instance holding("util-holding", "", &make_holding);
+    ASSERT_NE(holding.table, nullptr);
+    const DAT_PROVIDER *t = holding.table;
+    DAT_IA_HANDLE ia = holding.open();
+    ASSERT_NE(g_holding, nullptr);
+    HoldingTransport *tr = g_holding;
+
+    // An EP stays allocated (its handle dead) while the transport holds it.
+    DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->ep_create_func(ia, DAT_HANDLE_NULL, DAT_HANDLE_NULL, DAT_HANDLE_NULL,
+                                DAT_HANDLE_NULL, nullptr, &ep),
+              DAT_SUCCESS);
+    ASSERT_EQ(t->ep_free_func(ep), DAT_SUCCESS);
+    DAT_HANDLE_TYPE type{};
+    EXPECT_EQ(DAT_GET_TYPE(t->get_handle_type_func(ep, &type)), DAT_INVALID_HANDLE)
+        << "held by the transport, but no longer the consumer's";
+    tr->held.drain();  // the transport lets go: util's deleter frees the EP
+
+    // A PSP is freed by util after sp_close; CRs after the transport's answer hook.
+    DAT_EVD_HANDLE crs = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->evd_create_func(ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &crs), DAT_SUCCESS);
+    DAT_PSP_HANDLE psp = DAT_HANDLE_NULL;
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(t->psp_create_any_func(ia, &qual, crs, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
+    EXPECT_EQ(qual, 4242u) << "the qualifier the transport chose";
+    ASSERT_TRUE(tr->offer("first"));
+    DAT_EVENT ev{};
+    ASSERT_EQ(t->evd_dequeue_func(crs, &ev), DAT_SUCCESS);
+    ASSERT_EQ(ev.event_number, DAT_CONNECTION_REQUEST_EVENT);
+    EXPECT_EQ(ev.event_data.cr_arrival_event_data.conn_qual, 4242u);
+    EXPECT_EQ(ev.event_data.cr_arrival_event_data.sp_handle.psp_handle, psp);
+    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    DAT_CR_PARAM param{};
+    ASSERT_EQ(t->cr_query_func(cr, DAT_CR_FIELD_ALL, &param), DAT_SUCCESS);
+    ASSERT_EQ(param.private_data_size, 5);
+    // The consumer may pass the CR's own private data back: the hook still reads it.
+    EXPECT_EQ(t->cr_reject_func(cr, param.private_data_size, param.private_data), DAT_SUCCESS);
+    EXPECT_EQ(tr->rejected, 1);
+    EXPECT_EQ(DAT_GET_TYPE(t->cr_query_func(cr, DAT_CR_FIELD_ALL, &param)), DAT_INVALID_HANDLE);
+
+    // A full CR EVD: util frees the CR it could not post and reports the overflow.
+    for (int i = 0; i < 4; ++i) ASSERT_TRUE(tr->offer("queued"));
+    EXPECT_FALSE(tr->offer("one too many"));
+
+    // An abrupt close: the unanswered CRs go to cr_destroy, the PSP to sp_close, the EP
+    // still held to the transport's graveyard; util frees each once its hook returned.
+    ASSERT_EQ(t->ep_create_func(ia, DAT_HANDLE_NULL, DAT_HANDLE_NULL, DAT_HANDLE_NULL,
+                                DAT_HANDLE_NULL, nullptr, &ep),
+              DAT_SUCCESS);
+    EXPECT_EQ(
+        t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG),
+        static_cast<DAT_RETURN>(DAT_CLASS_ERROR | DAT_INVALID_STATE | DAT_INVALID_STATE_IA_IN_USE));
+    HoldingTransport::g_destroyed = 0;
+    EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+    EXPECT_EQ(HoldingTransport::g_destroyed, 4) << "every unanswered CR handed to cr_destroy";
+    g_holding = nullptr;
+}
+
+TEST(UtilDeferredFree, FreesInTheOrderObjectsWereParked) {
+    static std::vector<int> order;
+    struct Probe {
+        int id;
+        ~Probe() { order.push_back(id); }
+    };
+    order.clear();
+    {
+        DeferredFree d;
+        d.park(new Probe{1});
+        d.park(new Probe{2});
+        EXPECT_TRUE(order.empty()) << "nothing is freed before drain";
+        d.drain();
+        EXPECT_EQ(order, (std::vector<int>{1, 2}));
+        d.park(new Probe{3});
+    }  // the destructor drains what is left
+    EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+}
