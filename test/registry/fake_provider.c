@@ -17,6 +17,7 @@
 #include <dat2/udat.h>
 #include <dat2/dat_registry.h>
 
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -46,7 +47,7 @@ static DAT_PROVIDER *table_for(const char *name) {
         if (strcmp(g_names[i], name) == 0) return &g_tables[i];
     for (int i = 0; i < kSlots; ++i)
         if (g_names[i][0] == '\0') {
-            strncpy(g_names[i], name, DAT_NAME_MAX_LENGTH - 1);
+            snprintf(g_names[i], sizeof g_names[i], "%s", name);
             g_tables[i].device_name = g_names[i];
             return &g_tables[i];
         }
@@ -64,8 +65,8 @@ EXPORT void dat_provider_init(const DAT_PROVIDER_INFO *info, const char *instanc
         opendat_test_hook("nested-open", info->ia_name, (int)rc);
         enter(info->ia_name);
         if (rc == DAT_SUCCESS)
-            strncpy(g_nested[table_for(info->ia_name) - g_tables], instance_data + 5,
-                    DAT_NAME_MAX_LENGTH - 1);
+            snprintf(g_nested[table_for(info->ia_name) - g_tables], DAT_NAME_MAX_LENGTH, "%s",
+                     instance_data + 5);
     }
     if (strcmp(instance_data, "noregister") != 0) {
         DAT_PROVIDER *p = table_for(info->ia_name);

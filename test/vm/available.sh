@@ -50,13 +50,26 @@ command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 ||
   no+=("not a Debian-like system (no dpkg/apt-get): the harness takes its kernel and tools from apt")
 
 if [ ${#no[@]} -eq 0 ]; then
+  can_root=true
+  [ "$(id -u)" -eq 0 ] || { command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; } || can_root=false
+  # A fresh container has no apt lists until `apt-get update`: no package has a candidate
+  # yet, which says nothing about whether the sources have it. prepare.sh updates them first.
+  lists_pending=false
+  if vm_apt_lists_empty; then
+    if $can_root; then
+      lists_pending=true
+      todo+=("apt-get update (apt has no package lists yet)")
+    else
+      no+=("apt has no package lists, and no root or passwordless sudo to run apt-get update")
+    fi
+  fi
   mapfile -t missing < <(vm_missing_packages)
-  if [ ${#missing[@]} -gt 0 ]; then
-    if [ "$(id -u)" -ne 0 ] && ! { command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; }; then
+  if [ ${#no[@]} -eq 0 ] && [ ${#missing[@]} -gt 0 ]; then
+    if ! $can_root; then
       no+=("missing host packages (${missing[*]}) and no root or passwordless sudo to install them")
     else
       unknown=()
-      for p in "${missing[@]}"; do [ -n "$(vm_candidate "$p")" ] || unknown+=("$p"); done
+      $lists_pending || for p in "${missing[@]}"; do [ -n "$(vm_candidate "$p")" ] || unknown+=("$p"); done
       if [ ${#unknown[@]} -gt 0 ]; then
         no+=("packages not in the configured apt sources: ${unknown[*]}")
       else
@@ -68,7 +81,9 @@ if [ ${#no[@]} -eq 0 ]; then
   if ! prepare_out=$("$VM_HARNESS_DIR/prepare.sh" --check 2>&1); then
     # Not prepared: is there a kernel package to fetch?
     if [ ${#missing[@]} -eq 0 ] || [ ${#todo[@]} -gt 0 ]; then
-      if k=$(vm_resolve_kernel_pkg); then
+      if $lists_pending; then
+        todo+=("download a kernel package" "build the initramfs in $VM_CACHE")
+      elif k=$(vm_resolve_kernel_pkg); then
         [ -f "$VM_CACHE/kernel/${k% *}_${k#* }/.complete" ] || todo+=("download ${k% *} ${k#* }")
         todo+=("build the initramfs in $VM_CACHE")
       elif [ -f "$VM_CURRENT_ENV" ]; then

@@ -59,6 +59,12 @@ vm_missing_packages() {
   done
 }
 
+# True when apt has no package lists at all (a fresh container: `apt-get update` never ran),
+# so that no package has a candidate yet.
+vm_apt_lists_empty() {
+  ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null
+}
+
 # Candidate version of a package from the configured apt sources ("" when there is none).
 vm_candidate() {
   local c

@@ -26,6 +26,17 @@ esac
 
 unavailable() { printf '[opendat-vm] unavailable: %s\n' "$*" >&2; exit 2; }
 
+# apt-get update, at most once per run: on a fresh machine apt has no lists yet, and stale
+# lists name package versions the mirror no longer has (install and download then fail).
+apt_updated=false
+apt_update_once() {
+  $apt_updated && return 1
+  apt_updated=true
+  vm_log "running apt-get update ($1)"
+  vm_as_root apt-get update -q >&2 || unavailable "apt-get update failed (no root, or no access to the Debian mirror?)"
+}
+if vm_apt_lists_empty && ! $check_only; then apt_update_once "apt has no package lists yet"; fi
+
 # --- 1. Host packages ------------------------------------------------------------------------
 mapfile -t missing < <(vm_missing_packages)
 if [ "${#missing[@]}" -gt 0 ]; then
@@ -38,8 +49,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$rc" -ne 0 ]; then
     [ "$rc" -eq 126 ] && unavailable "packages ${missing[*]} are missing and apt-get needs root (or passwordless sudo)"
     # Stale package lists are the usual cause: refresh them once and try again.
-    vm_log "apt-get install failed; running apt-get update and retrying"
-    vm_as_root apt-get update -q || unavailable "apt-get update failed (no access to the Debian mirror?)"
+    apt_update_once "apt-get install failed; retrying after it" ||
+      unavailable "apt-get install ${missing[*]} failed"
     install || unavailable "apt-get install ${missing[*]} failed"
   fi
 fi
@@ -62,11 +73,10 @@ PKG='' PKGVER='' KVER='' KERNEL='' INITRD='' INITRD_STAMP=''
 # shellcheck disable=SC1090
 [ -f "$VM_CURRENT_ENV" ] && . "$VM_CURRENT_ENV"
 
-if resolved=$(vm_resolve_kernel_pkg); then
-  want_pkg=${resolved% *}; want_ver=${resolved#* }
-else
-  want_pkg='' want_ver=''
-fi
+resolved=$(vm_resolve_kernel_pkg) ||
+  { ! $check_only && apt_update_once "no kernel package in the apt lists" && resolved=$(vm_resolve_kernel_pkg); } ||
+  resolved=''
+want_pkg=${resolved% *}; want_ver=${resolved#* }
 
 if [ -z "$want_pkg" ]; then
   # apt knows no kernel package; an earlier download still serves.
@@ -83,7 +93,15 @@ if [ ! -f "$kdir/.complete" ]; then
   chmod 755 "$tmp"   # so that apt's unprivileged _apt user may write there when we are root
   trap 'rm -rf "$tmp"' EXIT
   # apt-get download writes into the current folder, and works as any user.
-  if ! (cd "$tmp" && apt-get download -q "$want_pkg=$want_ver" >&2); then
+  # As root, apt drops to its _apt user to download, which cannot write into a private
+  # home (~/.cache under /root): it falls back and warns. Tell it to stay root.
+  sandbox=()
+  [ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
+  download() { (cd "$tmp" && apt-get download -q "${sandbox[@]}" "$want_pkg=$want_ver" >&2); }
+  if ! download && ! { apt_update_once "the download failed; stale lists?" &&
+                       resolved=$(vm_resolve_kernel_pkg) &&
+                       want_pkg=${resolved% *} && want_ver=${resolved#* } &&
+                       kdir="$VM_CACHE/kernel/${want_pkg}_${want_ver}" && download; }; then
     if [ -n "$KVER" ] && [ -f "$KERNEL" ] && [ -f "$INITRD" ]; then
       vm_log "download failed; keeping the cached $PKG $PKGVER"
       exit 0
