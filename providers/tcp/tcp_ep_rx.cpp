@@ -170,6 +170,8 @@ void TcpEp::rx_progress() noexcept {
 
 TcpEp::Step TcpEp::rx_dispatch() noexcept {
     const FrameHeader &h = rx_hdr_;
+    DAPL_TRC_FRAME("tcp.frame", "EP %p rx op %u flags 0x%x length %u seq %u",
+                   static_cast<void *>(this), h.op, h.flags, h.length, h.seq);
     if (h.magic != kWireMagic || h.version != kWireVersion || h.op == 0 || h.op >= kOpLimit) {
         protocol_error("bad frame header");
         return Step::Failed;

@@ -197,6 +197,10 @@ bool TcpEp::next_frame(iovec *iov, int *n, std::size_t *frame_len) noexcept {
         case TxSrc::None:
             return false;
     }
+    const FrameHeader *f = hdr != nullptr ? hdr : &disc_hdr_;  // the frame's header
+    if (tx_off_ == 0)
+        DAPL_TRC_FRAME("tcp.frame", "EP %p tx op %u flags 0x%x length %u seq %u",
+                       static_cast<void *>(this), f->op, f->flags, f->length, f->seq);
     // Drop the bytes already sent.
     std::size_t skip = tx_off_, total = 0;
     *n = 0;
