@@ -1,4 +1,5 @@
 #include "config_locator.hpp"
+#include "tunables/tunables.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -99,7 +100,7 @@ LocatorInputs current_locator_inputs() {
 
 LocatorInputs current_locator_inputs(const void *address_in_module) {
     LocatorInputs in;
-    if (const char *v = std::getenv("DAT_OVERRIDE")) in.dat_override = v;
+    if (const char *v = std::getenv(tunables::kDatOverride.name)) in.dat_override = v;
     in.setuid = getuid() != geteuid() || getgid() != getegid();
     Dl_info info{};
     if (address_in_module != nullptr && dladdr(address_in_module, &info) != 0 && info.dli_fname) {

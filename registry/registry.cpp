@@ -25,6 +25,7 @@
 #include "provider_library.hpp"
 #include "status.hpp"
 #include "trace/trace.hpp"
+#include "tunables/tunables.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -58,9 +59,10 @@ struct DynamicEntry {
 // channel is the environment. An explicit DAPL_TRACE_LEVEL from the user wins. The variable
 // then stays set for the rest of the process (and providers loaded later).
 void apply_trace_level(const ConfigEntry &c) {
-    if (c.trace_level < 0 || std::getenv("DAPL_TRACE_LEVEL")) return;
+    const char *name = tunables::kDaplTraceLevel.name;
+    if (c.trace_level < 0 || std::getenv(name)) return;
     const std::string v = std::to_string(c.trace_level);
-    if (setenv("DAPL_TRACE_LEVEL", v.c_str(), 0) == 0)
+    if (setenv(name, v.c_str(), 0) == 0)
         DAT_TRC(trace::kNormal, "registry", "ia '%s': DAPL_TRACE_LEVEL=%s from %s:%d",
                 c.ia_name.c_str(), v.c_str(), c.file.c_str(), c.line);
 }

@@ -5,11 +5,14 @@
 // a program using both gets both. A module therefore never reports problems with the
 // other domain's variables.
 #include "trace/trace.hpp"
+#include "tunables/tunables.hpp"
 
 namespace opendat::trace {
 
-constinit Domain g_dapl_domain{DomainSpec{"DAPL", "DAPL_TRACE_LEVEL", "DAPL_TRACE_DEST",
-                                          "DAPL_DBG_TYPE", "DAPL_DBG_DEST", kError}};
+constinit Domain g_dapl_domain{DomainSpec{"DAPL", tunables::kDaplTraceLevel.name,
+                                          tunables::kDaplTraceDest.name,
+                                          tunables::kDaplDbgType.name, tunables::kDaplDbgDest.name,
+                                          tunables::kDaplTraceSubsys.name, kError}};
 
 namespace {
 // Runs when the module is loaded, before any of its code can trace.

@@ -5,11 +5,13 @@
 // a program using both gets both. A module therefore never reports problems with the
 // other domain's variables.
 #include "trace/trace.hpp"
+#include "tunables/tunables.hpp"
 
 namespace opendat::trace {
 
-constinit Domain g_dat_domain{
-    DomainSpec{"DAT", "DAT_TRACE_LEVEL", "DAT_TRACE_DEST", "DAT_DBG_TYPE", "DAT_DBG_DEST", kError}};
+constinit Domain g_dat_domain{DomainSpec{
+    "DAT", tunables::kDatTraceLevel.name, tunables::kDatTraceDest.name, tunables::kDatDbgType.name,
+    tunables::kDatDbgDest.name, tunables::kDatTraceSubsys.name, kError}};
 
 namespace {
 // Runs when the module is loaded, before any of its code can trace.

@@ -231,21 +231,27 @@ void resolve_dests(const DomainSpec &spec, SinkSet &set, Warnings &warnings) noe
 
 namespace {
 
-void env_names(const DomainSpec &spec, const char *(&names)[4]) noexcept {
+void env_names(const DomainSpec &spec, const char *(&names)[SinkSet::kEnvCount]) noexcept {
     names[0] = spec.level_env;
     names[1] = spec.dest_env;
     names[2] = spec.legacy_type_env;
     names[3] = spec.legacy_dest_env;
+    names[4] = spec.subsys_env;
+}
+
+bool tag_char(char c) noexcept {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
 }
 
 }  // namespace
 
 void record_environment(const DomainSpec &spec, SinkSet &set) noexcept {
-    const char *names[4];
+    const char *names[SinkSet::kEnvCount];
     env_names(spec, names);
     set.env_recorded = false;
-    for (int i = 0; i < 4; ++i) {
-        const char *v = std::getenv(names[i]);
+    for (int i = 0; i < SinkSet::kEnvCount; ++i) {
+        const char *v = names[i] ? std::getenv(names[i]) : nullptr;
         set.env_values[i] = nullptr;
         // Never freed, like the set that holds them (still reachable: no leak reports).
         if (v && !(set.env_values[i] = ::strdup(v))) return;
@@ -255,15 +261,71 @@ void record_environment(const DomainSpec &spec, SinkSet &set) noexcept {
 
 bool same_environment(const DomainSpec &spec, const SinkSet &set) noexcept {
     if (!set.env_recorded) return false;
-    const char *names[4];
+    const char *names[SinkSet::kEnvCount];
     env_names(spec, names);
-    for (int i = 0; i < 4; ++i) {
-        const char *v = std::getenv(names[i]);
+    for (int i = 0; i < SinkSet::kEnvCount; ++i) {
+        const char *v = names[i] ? std::getenv(names[i]) : nullptr;
         const char *old = set.env_values[i];
         if ((v == nullptr) != (old == nullptr)) return false;
         if (v && std::strcmp(v, old) != 0) return false;
     }
     return true;
+}
+
+void resolve_subsys(const DomainSpec &spec, SinkSet &set, Warnings &warnings) noexcept {
+    set.subsys[0] = '\0';
+    const char *v = spec.subsys_env ? std::getenv(spec.subsys_env) : nullptr;
+    if (!v) return;
+    char quoted[kQuotedMax];
+    std::size_t o = 0;
+    bool fits = true;
+    for (const char *p = v; *p;) {
+        while (*p == ',' || *p == ' ' || *p == '\t') ++p;
+        const char *b = p;
+        while (*p && *p != ',' && *p != ' ' && *p != '\t') {
+            if (!tag_char(*p)) {
+                quote(v, quoted, sizeof quoted);
+                warnings.add(
+                    "%s=%s: a tag may hold only letters, digits, '.', '_' and '-'; "
+                    "tracing every tag",
+                    spec.subsys_env, quoted);
+                set.subsys[0] = '\0';
+                return;
+            }
+            ++p;
+        }
+        const std::size_t len = static_cast<std::size_t>(p - b);
+        if (len == 0) continue;
+        if (o + len + 2 > sizeof set.subsys) {
+            fits = false;
+            break;
+        }
+        if (o > 0) set.subsys[o++] = ',';
+        std::memcpy(set.subsys + o, b, len);
+        o += len;
+    }
+    set.subsys[o] = '\0';
+    if (!fits || o == 0) {
+        quote(v, quoted, sizeof quoted);
+        warnings.add("%s=%s %s; tracing every tag", spec.subsys_env, quoted,
+                     fits ? "names no tag" : "is too long");
+        set.subsys[0] = '\0';
+    }
+}
+
+bool subsys_selects(const char *filter, const char *where) noexcept {
+    if (!filter || !*filter) return true;
+    if (!where) return false;
+    const std::size_t wlen = std::strlen(where);
+    for (const char *p = filter; *p;) {
+        const char *end = std::strchr(p, ',');
+        const std::size_t len = end ? static_cast<std::size_t>(end - p) : std::strlen(p);
+        if (wlen >= len && std::strncmp(where, p, len) == 0 && (wlen == len || where[len] == '.'))
+            return true;
+        if (!end) break;
+        p = end + 1;
+    }
+    return false;
 }
 
 }  // namespace opendat::trace::detail

@@ -57,9 +57,17 @@ int resolve_level(const DomainSpec &spec, Warnings &warnings) noexcept;
 // Fills set.dests / set.paths / set.source_env from the environment; files are not opened here.
 void resolve_dests(const DomainSpec &spec, SinkSet &set, Warnings &warnings) noexcept;
 
-// Copies the domain's four variables into set.env_values (on failure env_recorded stays false).
+// Fills set.subsys from <WHO>_TRACE_SUBSYS: the tags, trimmed and joined by single commas.
+// An unset variable selects everything; one with a bad tag (or none) selects everything
+// and adds a warning.
+void resolve_subsys(const DomainSpec &spec, SinkSet &set, Warnings &warnings) noexcept;
+// True if `filter` (as in SinkSet::subsys) selects tag `where`: "" selects every tag, "tcp"
+// selects "tcp" and "tcp.<anything>".
+bool subsys_selects(const char *filter, const char *where) noexcept;
+
+// Copies the domain's five variables into set.env_values (on failure env_recorded stays false).
 void record_environment(const DomainSpec &spec, SinkSet &set) noexcept;
-// True if the domain's four variables are exactly those recorded in `set`.
+// True if the domain's five variables are exactly those recorded in `set`.
 bool same_environment(const DomainSpec &spec, const SinkSet &set) noexcept;
 
 }  // namespace opendat::trace::detail

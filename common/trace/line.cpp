@@ -59,16 +59,22 @@ std::size_t format_utc(char *out, std::size_t size, const timespec &ts) noexcept
 }
 
 std::size_t format_line(char *buf, std::size_t size, const char *who, int level, const char *where,
-                        int saved_errno, const char *fmt, va_list ap) noexcept {
+                        const char *func, int line, int saved_errno, const char *fmt,
+                        va_list ap) noexcept {
     timespec ts{};
     clock_gettime(CLOCK_REALTIME, &ts);
     char when[40];
     format_utc(when, sizeof when, ts);
 
     // `where` is a short tag; cap it so the prefix always leaves room for the message.
-    int n = std::snprintf(buf, size, "%s %s %s pid=%ld tid=%ld %.64s: ", who ? who : "?",
-                          kind_name(level), when, static_cast<long>(getpid()),
-                          static_cast<long>(gettid()), where ? where : "-");
+    // The function name is capped too (a lambda's or template's can be long).
+    int n = func ? std::snprintf(buf, size,
+                                 "%s %s %s pid=%ld tid=%ld %.64s(%.64s:%d): ", who ? who : "?",
+                                 kind_name(level), when, static_cast<long>(getpid()),
+                                 static_cast<long>(gettid()), where ? where : "-", func, line)
+                 : std::snprintf(buf, size, "%s %s %s pid=%ld tid=%ld %.64s: ", who ? who : "?",
+                                 kind_name(level), when, static_cast<long>(getpid()),
+                                 static_cast<long>(gettid()), where ? where : "-");
     if (n < 0) n = 0;
     const std::size_t pos =
         static_cast<std::size_t>(n) < size ? static_cast<std::size_t>(n) : size - 1;

@@ -23,11 +23,13 @@ int syslog_priority(int level) noexcept;
 std::size_t format_utc(char *out, std::size_t size, const timespec &ts) noexcept;
 
 // Formats "<who> <kind> <UTC time> pid=<pid> tid=<tid> <where>: <message>\n" into buf
+// ("<where>(<func>:<line>): " when func is not null)
 // (size >= 256, usually kLineMax) and returns its length including the newline (no NUL is
 // counted). Newlines inside the message become spaces and trailing ones are dropped, so
 // one call is one line; a message that does not fit ends in kTruncatedMarker. errno is set to
 // saved_errno before the message is formatted so that %m reports the caller's errno.
 std::size_t format_line(char *buf, std::size_t size, const char *who, int level, const char *where,
-                        int saved_errno, const char *fmt, va_list ap) noexcept;
+                        const char *func, int line, int saved_errno, const char *fmt,
+                        va_list ap) noexcept;
 
 }  // namespace opendat::trace::detail

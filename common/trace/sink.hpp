@@ -21,9 +21,13 @@ struct SinkSet {
     int nfiles = 0;
     char paths[kMaxFiles][PATH_MAX] = {};
     const char *source_env = nullptr;  // variable that named the destinations, for warnings
-    // The four variables this set was built from (nullptr: unset), so that configuring again
+    // Subsystem filter (<WHO>_TRACE_SUBSYS): tags separated by single commas, "" = all.
+    static constexpr std::size_t kSubsysMax = 256;
+    char subsys[kSubsysMax] = {};
+    // The five variables this set was built from (nullptr: unset), so that configuring again
     // with an unchanged environment can keep the set and not repeat its warnings.
-    char *env_values[4] = {};
+    static constexpr int kEnvCount = 5;
+    char *env_values[kEnvCount] = {};
     bool env_recorded = false;
     const SinkSet *previous = nullptr;  // keeps superseded sets reachable until exit
 };

@@ -15,6 +15,7 @@
 #include "trace/sink.hpp"
 
 #include <cerrno>
+#include <ctime>
 #include <new>
 
 namespace opendat::trace {
@@ -22,11 +23,11 @@ namespace opendat::trace {
 namespace {
 
 void emit_to(const detail::SinkSet &sinks, const char *who, int level, const char *where,
-             const char *fmt, va_list ap) noexcept {
+             const char *func, int source_line, const char *fmt, va_list ap) noexcept {
     const int saved = errno;
     char line[detail::kLineMax];
-    const std::size_t len =
-        detail::format_line(line, sizeof line, who, level, where, saved, fmt, ap);
+    const std::size_t len = detail::format_line(line, sizeof line, who, level, where, func,
+                                                source_line, saved, fmt, ap);
     detail::write_line(sinks, level, line, len);
     errno = saved;
 }
@@ -36,7 +37,7 @@ void emit_warning(const detail::SinkSet &sinks, const char *who, const char *fmt
 void emit_warning(const detail::SinkSet &sinks, const char *who, const char *fmt, ...) noexcept {
     va_list ap;
     va_start(ap, fmt);
-    emit_to(sinks, who, kWarn, "trace", fmt, ap);
+    emit_to(sinks, who, kWarn, "trace", nullptr, 0, fmt, ap);
     va_end(ap);
 }
 
@@ -95,6 +96,7 @@ void Domain::configure_from_environment() noexcept {
     if (auto *set = new (std::nothrow) detail::SinkSet) {
         detail::record_environment(spec_, *set);
         detail::resolve_dests(spec_, *set, warnings);
+        detail::resolve_subsys(spec_, *set, warnings);
         detail::open_sinks(*set, warnings);
         // Superseded sets are never freed: an emitter may still be writing through one. Each
         // set links its predecessor so that they all stay reachable (no leak reports) until
@@ -125,7 +127,39 @@ void Domain::emit(int level, const char *where, const char *fmt, ...) noexcept {
 }
 
 void Domain::vemit(int level, const char *where, const char *fmt, va_list ap) noexcept {
-    emit_to(sinks(), spec_.who, level, where, fmt, ap);
+    const detail::SinkSet &s = sinks();
+    if (level > kWarn && !detail::subsys_selects(s.subsys, where)) return;
+    emit_to(s, spec_.who, level, where, nullptr, 0, fmt, ap);
+}
+
+void Domain::emit_at(int level, const char *where, const char *func, int line, const char *fmt,
+                     ...) noexcept {
+    const detail::SinkSet &s = sinks();
+    if (level > kWarn && !detail::subsys_selects(s.subsys, where)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    emit_to(s, spec_.who, level, where, this->level() >= kDetail ? func : nullptr, line, fmt, ap);
+    va_end(ap);
+}
+
+bool Domain::selects(int level, const char *where) const noexcept {
+    return level <= kWarn || detail::subsys_selects(sinks().subsys, where);
+}
+
+bool RateLimit::admit(unsigned per_second, unsigned *suppressed) noexcept {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    const long long now = ts.tv_sec;
+    long long seen = second_.load(std::memory_order_relaxed);
+    // The first caller of a new second opens it; the losers of the race count in it too.
+    if (seen != now && second_.compare_exchange_strong(seen, now, std::memory_order_relaxed))
+        used_.store(0, std::memory_order_relaxed);
+    if (used_.fetch_add(1, std::memory_order_relaxed) < per_second) {
+        *suppressed = dropped_.exchange(0, std::memory_order_relaxed);
+        return true;
+    }
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return false;
 }
 
 }  // namespace opendat::trace

@@ -9,6 +9,12 @@
 // the reference's <WHO>_DBG_TYPE / <WHO>_DBG_DEST, with WHO = DAT or DAPL.
 // Line format (line.cpp), one write(2) per line:
 //   DAT ERR 2026-11-21T14:20:01.123456Z pid=1234 tid=1235 registry: message
+// At a domain level of 7 (detail) or more every line also names its source:
+//   DAPL EVT 2026-11-21T14:20:01.123456Z pid=1234 tid=1235 tcp(rx_progress:161): message
+// <WHO>_TRACE_SUBSYS=tag,tag keeps only those tags (and their "tag.*" children) above
+// warning level. Level 10 (kData) traces every frame of the tcp provider (tag tcp.frame).
+// Per-frame errors use the rate-limited macros (DAPL_TRC_RL): at most N lines per second
+// per call site, then one line saying how many were suppressed.
 #pragma once
 
 #include <atomic>
@@ -52,6 +58,7 @@ struct DomainSpec {
     const char *dest_env;   // DAT_TRACE_DEST / DAPL_TRACE_DEST (stderr|stdout|syslog|file path)
     const char *legacy_type_env;  // DAT_DBG_TYPE / DAPL_DBG_TYPE (reference bit mask)
     const char *legacy_dest_env;  // DAT_DBG_DEST / DAPL_DBG_DEST (1 stdout, 2 syslog, 3 both)
+    const char *subsys_env;       // DAT_TRACE_SUBSYS / DAPL_TRACE_SUBSYS (tag filter)
     int default_level;
 };
 
@@ -95,6 +102,14 @@ class Domain {
     void emit(int level, const char *where, const char *fmt, ...) noexcept
         __attribute__((format(printf, 4, 5)));
     void vemit(int level, const char *where, const char *fmt, va_list ap) noexcept;
+    // The same, from a call site: at domain level >= kDetail the line shows func and line
+    // ("<where>(<func>:<line>): ..."). Lines above kWarn whose tag the subsystem filter does
+    // not select are dropped. The macros below use this.
+    void emit_at(int level, const char *where, const char *func, int line, const char *fmt,
+                 ...) noexcept __attribute__((format(printf, 6, 7)));
+
+    // True if the subsystem filter in force lets a line of this tag and level through.
+    bool selects(int level, const char *where) const noexcept;
 
   private:
     const detail::SinkSet &sinks() const noexcept;
@@ -116,11 +131,45 @@ inline Domain &dapl_domain() noexcept {
     return g_dapl_domain;
 }
 
+// Admits at most `per_second` lines per second for one call site (the macros give each
+// call site its own static RateLimit) and counts the rest. Lock-free; approximate under
+// contention (a few lines more or less at a second's edge), never blocking.
+class RateLimit {
+  public:
+    constexpr RateLimit() = default;
+    // True if this line may be written; *suppressed is then the number of lines dropped
+    // since the last admitted one (0 most of the time).
+    bool admit(unsigned per_second, unsigned *suppressed) noexcept;
+
+  private:
+    std::atomic<long long> second_{-1};
+    std::atomic<unsigned> used_{0};
+    std::atomic<unsigned> dropped_{0};
+};
+
 }  // namespace opendat::trace
 
 #define OPENDAT_TRACE(domain, lvl, where, ...)                                 \
     do {                                                                       \
-        if ((domain).enabled(lvl)) (domain).emit((lvl), (where), __VA_ARGS__); \
+        if ((domain).enabled(lvl))                                             \
+            (domain).emit_at((lvl), (where), __func__, __LINE__, __VA_ARGS__); \
+    } while (0)
+
+// For errors that can repeat per frame or per request: at most `per_second` lines per second
+// from this call site; the next admitted line is preceded by "<n> similar lines suppressed".
+#define OPENDAT_TRACE_RL(domain, lvl, where, per_second, ...)                                    \
+    do {                                                                                         \
+        if ((domain).enabled(lvl)) {                                                             \
+            static constinit ::opendat::trace::RateLimit opendat_trace_rl_;                      \
+            unsigned opendat_trace_dropped_ = 0;                                                 \
+            if (opendat_trace_rl_.admit((per_second), &opendat_trace_dropped_)) {                \
+                if (opendat_trace_dropped_ != 0)                                                 \
+                    (domain).emit_at((lvl), (where), __func__, __LINE__,                         \
+                                     "%u similar lines suppressed (limit %u per second)",        \
+                                     opendat_trace_dropped_, static_cast<unsigned>(per_second)); \
+                (domain).emit_at((lvl), (where), __func__, __LINE__, __VA_ARGS__);               \
+            }                                                                                    \
+        }                                                                                        \
     } while (0)
 
 // Front end / registry: DAT_TRC(opendat::trace::kError, "registry", "bad line %d", n)
@@ -129,3 +178,10 @@ inline Domain &dapl_domain() noexcept {
 // Providers
 #define DAPL_TRC(lvl, where, ...) \
     OPENDAT_TRACE(::opendat::trace::g_dapl_domain, lvl, where, __VA_ARGS__)
+// Rate-limited variants: DAPL_TRC_RL(kError, "tcp", 10, "EP %p: bad frame", ep)
+#define DAT_TRC_RL(lvl, where, per_second, ...) \
+    OPENDAT_TRACE_RL(::opendat::trace::g_dat_domain, lvl, where, per_second, __VA_ARGS__)
+#define DAPL_TRC_RL(lvl, where, per_second, ...) \
+    OPENDAT_TRACE_RL(::opendat::trace::g_dapl_domain, lvl, where, per_second, __VA_ARGS__)
+// Every frame a provider sends or receives, at kData (level 10), tag "<provider>.frame".
+#define DAPL_TRC_FRAME(tag, ...) DAPL_TRC(::opendat::trace::kData, tag, __VA_ARGS__)

@@ -10,6 +10,7 @@
 #include "tcp/ep.hpp"
 #include "tcp/transport.hpp"
 #include "trace/trace.hpp"
+#include "tunables/tunables.hpp"
 
 namespace opendat::tcp {
 
@@ -55,9 +56,7 @@ namespace {
 // DAT_TCP_CONNECT_RETRY_MS.
 std::chrono::milliseconds refused_retry_window() noexcept {
     static const std::chrono::milliseconds w = [] {
-        const char *v = std::getenv("DAT_TCP_CONNECT_RETRY_MS");
-        long ms = v != nullptr ? std::strtol(v, nullptr, 10) : 3000;
-        return std::chrono::milliseconds(ms < 0 ? 0 : ms);
+        return std::chrono::milliseconds(tunables::read_int(tunables::kTcpConnectRetryMs));
     }();
     return w;
 }

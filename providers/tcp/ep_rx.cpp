@@ -96,6 +96,8 @@ bool TcpEp::rx_header() noexcept {
 
 TcpEp::Step TcpEp::rx_dispatch() noexcept {
     const FrameHeader &h = rx_.hdr;
+    DAPL_TRC_FRAME("tcp.frame", "EP %p rx op %u flags 0x%x length %u seq %u",
+                   static_cast<void *>(this), h.op, h.flags, h.length, h.seq);
     if (phase_ == Phase::AwaitAccept) {
         if (!valid_handshake(h, h.op == kConnAcc ? kConnAcc : kConnRej, util::kMaxPrivateData)) {
             protocol_error("unexpected frame during connect");

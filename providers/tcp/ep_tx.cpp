@@ -182,6 +182,12 @@ bool TcpEp::next_frame() noexcept {
         case TxSrc::None:
             return false;
     }
+    {
+        // The header is the first buffer of a frame just described.
+        const auto *f = static_cast<const FrameHeader *>(tx_frame_.data()[0].iov_base);
+        DAPL_TRC_FRAME("tcp.frame", "EP %p tx op %u flags 0x%x length %u seq %u",
+                       static_cast<void *>(this), f->op, f->flags, f->length, f->seq);
+    }
     return true;
 }
 

@@ -1,4 +1,5 @@
 #include "tcp/net.hpp"
+#include "tunables/tunables.hpp"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -37,18 +38,10 @@ bool qual_to_port(DAT_CONN_QUAL qual, std::uint16_t base, std::uint16_t *port) n
 
 DeadPeerPolicy dead_peer_policy_from_env() noexcept {
     DeadPeerPolicy d;
-    if (const char *v = std::getenv("DAT_TCP_KEEPALIVE")) {
-        int a = 0, b = 0, c = 0;
-        int n = std::sscanf(v, "%d,%d,%d", &a, &b, &c);
-        if (n >= 1 && a <= 0) {
-            d.keepalive = false;
-        } else if (n == 3 && a > 0 && b > 0 && c > 0) {
-            d.idle = a;
-            d.interval = b;
-            d.probes = c;
-        }
-    }
-    if (const char *v = std::getenv("DAT_TCP_USER_TIMEOUT_MS")) d.user_timeout_ms = std::atoi(v);
+    const tunables::Keepalive k = tunables::read_keepalive(tunables::kTcpKeepalive);
+    d.keepalive = k.on;
+    if (k.on) d.idle = k.idle, d.interval = k.interval, d.probes = k.probes;
+    d.user_timeout_ms = static_cast<int>(tunables::read_int(tunables::kTcpUserTimeoutMs));
     return d;
 }
 

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "trace/trace.hpp"
+#include "tunables/tunables.hpp"
 #include "verbs/cq_evd.hpp"
 #include "verbs/mem.hpp"
 
@@ -47,8 +48,7 @@ int mtu_bytes(ibv_mtu m) noexcept {
 
 std::uint32_t configured_max_inline() noexcept {
     static const std::uint32_t v = [] {
-        const char *e = std::getenv("OPENDAT_VERBS_MAX_INLINE");
-        return e != nullptr ? static_cast<std::uint32_t>(std::strtoul(e, nullptr, 10)) : 0u;
+        return static_cast<std::uint32_t>(tunables::read_int(tunables::kVerbsMaxInline));
     }();
     return v;
 }

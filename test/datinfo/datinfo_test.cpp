@@ -238,6 +238,35 @@ TEST(Datinfo, EnvJudgesValuesAsLibdat2Does) {
     EXPECT_HAS(r.out, "effect: syslog");
 }
 
+// Every declared tunable is listed (common/tunables), with its verdict: a valid value
+// says what it does, an invalid one what is wrong and which default is used instead.
+TEST(Datinfo, EnvListsEveryTunableWithItsVerdict) {
+    const auto r = run_datinfo("", {"-e", "-l"},
+                               {{"DAT_TCP_CONNECT_RETRY_MS", "3 seconds"},
+                                {"DAT_TCP_KEEPALIVE", "30,5,3"},
+                                {"OPENDAT_VERBS_MAX_INLINE", "1000000"},
+                                {"DAPL_TRACE_SUBSYS", "tcp,ia"}});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    for (const char *name :
+         {"DAT_OVERRIDE", "DAT_TRACE_LEVEL", "DAT_TRACE_DEST", "DAT_TRACE_SUBSYS", "DAT_DBG_TYPE",
+          "DAT_DBG_DEST", "DAPL_TRACE_LEVEL", "DAPL_TRACE_DEST", "DAPL_TRACE_SUBSYS",
+          "DAPL_DBG_TYPE", "DAPL_DBG_DEST", "DAT_TCP_KEEPALIVE", "DAT_TCP_USER_TIMEOUT_MS",
+          "DAT_TCP_CONNECT_RETRY_MS", "OPENDAT_VERBS_MAX_INLINE"})
+        EXPECT_HAS(r.out, std::string("name: ") + name + "\n");
+    EXPECT_HAS(r.out,
+               "value: 3 seconds\n      valid: no\n      problem: not a whole decimal "
+               "number\n");
+    EXPECT_HAS(r.out, "effect: invalid (not a whole decimal number): the default 3000 is used");
+    EXPECT_HAS(r.out, "value: 30,5,3\n      valid: yes\n");
+    EXPECT_HAS(r.out, "effect: idle 30 s, interval 5 s, 3 probes");
+    EXPECT_HAS(r.out, "problem: outside 0..65536");
+    EXPECT_HAS(r.out, "value: tcp,ia\n      valid: yes\n");
+    EXPECT_HAS(r.out, "range: 0..600000");
+    // A misspelt tunable is caught as well.
+    const auto typo = run_datinfo("", {"-l"}, {{"DAT_TCP_KEEPALIV", "0"}});
+    EXPECT_HAS(typo.err, "DAT_TCP_KEEPALIV (did you mean DAT_TCP_KEEPALIVE?)");
+}
+
 TEST(Datinfo, UnknownVariableGetsASuggestion) {
     const auto conf = write_conf("env.conf", fake_line("fake0"));
     const auto r =

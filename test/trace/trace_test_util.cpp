@@ -158,7 +158,7 @@ std::vector<std::string> split_lines(const std::string &text) {
 
 const std::regex &line_regex() {
     static const std::regex re(
-        R"(^(DAT|DAPL) (ERR|WRN|EVT) (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z) pid=(\d+) tid=(\d+) ([^ :]+): (.*)$)");
+        R"(^(DAT|DAPL) (ERR|WRN|EVT) (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z) pid=(\d+) tid=(\d+) ([^ :(]+(?:\([^ ]+:\d+\))?): (.*)$)");
     return re;
 }
 

@@ -11,8 +11,8 @@ namespace trace_test {
 
 // Every variable the facility reads.
 inline constexpr const char *kTraceVars[] = {
-    "DAT_TRACE_LEVEL",  "DAT_TRACE_DEST",  "DAT_DBG_TYPE",  "DAT_DBG_DEST",
-    "DAPL_TRACE_LEVEL", "DAPL_TRACE_DEST", "DAPL_DBG_TYPE", "DAPL_DBG_DEST",
+    "DAT_TRACE_LEVEL",  "DAT_TRACE_DEST",  "DAT_DBG_TYPE",  "DAT_DBG_DEST",  "DAT_TRACE_SUBSYS",
+    "DAPL_TRACE_LEVEL", "DAPL_TRACE_DEST", "DAPL_DBG_TYPE", "DAPL_DBG_DEST", "DAPL_TRACE_SUBSYS",
 };
 
 // RAII: unsets every trace variable and reconfigures both domains (defaults); on
@@ -60,7 +60,8 @@ ChildResult run_helper(const std::vector<std::string> &args,
 std::string read_file(const std::string &path);
 std::vector<std::string> split_lines(const std::string &text);
 
-// One trace line. Groups: 1 who, 2 kind, 3 time, 4 pid, 5 tid, 6 where, 7 message.
+// One trace line. Groups: 1 who, 2 kind, 3 time, 4 pid, 5 tid, 6 where (at detail level
+// followed by "(<function>:<line>)"), 7 message.
 const std::regex &line_regex();
 
 // Lines of `text` that are WRN lines from the "trace" tag (configuration warnings).

@@ -3,6 +3,7 @@
 #include "trclvl.hpp"
 #include "trace/environment.hpp"
 #include "trace/trace.hpp"
+#include "tunables/tunables.hpp"
 
 #include <dat2/dat_trace.h>
 
@@ -16,55 +17,18 @@ extern char **environ;
 namespace datinfo {
 namespace {
 
+namespace tun = opendat::tunables;
+
 struct Known {
     const char *name;
     const char *meaning;
     bool shown;  // listed by -e (the rest are provider-private: known, so not warned about)
 };
 
-// Read by libdat2, the registry, the trace facility, OpenDAT's providers and Debian's DAPL
-// providers (docs/dat-abi.md §6.3).
+// Variables that are not OpenDAT tunables but matter to it, and the provider-private
+// variables of Debian's DAPL providers (docs/dat-abi.md §6.3). OpenDAT's own variables are
+// the declared tunables (common/tunables/tunables.hpp).
 constexpr Known kKnown[] = {
-    {"DAT_OVERRIDE",
-     "configuration file to read instead of the default ones (read when libdat2 loads)", true},
-    {"DAT_TRACE_LEVEL",
-     "trace level of libdat2's front end and registry, 0..10 (1 errors, 3 normal, 7 detail)", true},
-    {"DAT_TRACE_DEST",
-     "where DAT trace lines go: stderr, stdout, syslog or a file (%p pid, %h host), "
-     "comma-separated",
-     true},
-    {"DAT_DBG_TYPE", "reference debug mask for libdat2; used only when DAT_TRACE_LEVEL is unset",
-     true},
-    {"DAT_DBG_DEST",
-     "reference destination mask for libdat2 (1 stdout, 2 syslog, 3 both); used only when "
-     "DAT_TRACE_DEST is unset",
-     true},
-    {"DAPL_TRACE_LEVEL",
-     "trace level of the providers, 0..10 (a YAML entry's trace_level sets it when unset)", true},
-    {"DAPL_TRACE_DEST",
-     "where provider trace lines go: stderr, stdout, syslog or a file, comma-separated", true},
-    {"DAPL_DBG_TYPE",
-     "reference debug mask for the providers; used only when DAPL_TRACE_LEVEL is unset", true},
-    {"DAPL_DBG_DEST",
-     "reference destination mask for the providers (1 stdout, 2 syslog, 3 both); used only when "
-     "DAPL_TRACE_DEST is unset",
-     true},
-    {"DAT_TCP_KEEPALIVE",
-     "tcp provider: dead-peer keepalive \"idle,interval,probes\" in seconds (default 10,2,5; "
-     "\"0\" = off), read when an IA opens",
-     true},
-    {"DAT_TCP_USER_TIMEOUT_MS",
-     "tcp provider: TCP_USER_TIMEOUT, how long sent data may stay unacknowledged before the "
-     "connection is broken (unset = kernel default)",
-     true},
-    {"DAT_TCP_CONNECT_RETRY_MS",
-     "tcp provider: how long a refused connect is retried before it is reported as rejected "
-     "(default 3000)",
-     true},
-    {"OPENDAT_VERBS_MAX_INLINE",
-     "verbs provider: inline sends up to this many bytes (default 0: off, so a bad lmr_context "
-     "is always reported as a local protection error)",
-     true},
     {"LD_LIBRARY_PATH",
      "directories searched first for a provider library given by bare name in dat.conf", true},
     // Provider-private variables of the DAPL providers: known, not explained here.
@@ -117,31 +81,56 @@ const char *level_name(long v) {
     return "debug";
 }
 
-// libdat2's own parsing (common/trace/environment.cpp), its verdict stated for people.
-std::string interpret(const std::string &name, const std::string &value) {
+// The readers' verdict (common/tunables: the same code libdat2 and the providers run),
+// stated for people.
+std::string interpret(const tun::Spec &spec, const std::string &value) {
     namespace env = opendat::trace::detail;
-    if (name.ends_with("_TRACE_LEVEL")) {
-        int v = 0;
-        if (!env::parse_level(value.c_str(), &v))
+    char why[160] = {};
+    if (!tun::check(spec, value.c_str(), why, sizeof why)) {
+        if (spec.type == tun::Type::kTraceLevel)
             return "invalid: the default level 1 is used (and a warning printed)";
-        return "level " + std::to_string(v) + " (" + level_name(v) + ")";
+        if (spec.type == tun::Type::kDestMask || spec.type == tun::Type::kTraceDest)
+            return std::string("invalid (") + why + "): stderr is used";
+        return std::string("invalid (") + why + "): the default " + spec.default_text +
+               " is used (and a warning printed)";
     }
-    if (name.ends_with("_DBG_TYPE")) {
-        unsigned long m = 0;
-        if (!env::parse_mask(value.c_str(), &m)) return "invalid: ignored";
-        return "mask -> level " + std::to_string(env::level_from_legacy_mask(m)) +
-               " when the *_TRACE_LEVEL variable is unset";
+    switch (spec.type) {
+        case tun::Type::kTraceLevel: {
+            int v = 0;
+            env::parse_level(value.c_str(), &v);
+            return "level " + std::to_string(v) + " (" + level_name(v) + ")";
+        }
+        case tun::Type::kDebugMask: {
+            unsigned long m = 0;
+            env::parse_mask(value.c_str(), &m);
+            return "mask -> level " + std::to_string(env::level_from_legacy_mask(m)) +
+                   " when the *_TRACE_LEVEL variable is unset";
+        }
+        case tun::Type::kDestMask: {
+            unsigned long m = 0;
+            unsigned dests = 0;
+            env::parse_mask(value.c_str(), &m);
+            env::dests_from_legacy_mask(m, &dests);
+            const bool out = dests & opendat::trace::kDestStdout;
+            const bool log = dests & opendat::trace::kDestSyslog;
+            return out && log ? "stdout and syslog" : out ? "stdout" : "syslog";
+        }
+        case tun::Type::kKeepalive: {
+            tun::Keepalive k;
+            tun::parse_keepalive(value.c_str(), &k);
+            if (!k.on) return "keepalive off";
+            return "idle " + std::to_string(k.idle) + " s, interval " + std::to_string(k.interval) +
+                   " s, " + std::to_string(k.probes) + " probes";
+        }
+        default:
+            return {};
     }
-    if (name.ends_with("_DBG_DEST")) {
-        unsigned long m = 0;
-        unsigned dests = 0;
-        if (!env::parse_mask(value.c_str(), &m) || !env::dests_from_legacy_mask(m, &dests))
-            return "invalid: stderr is used";
-        const bool out = dests & opendat::trace::kDestStdout;
-        const bool log = dests & opendat::trace::kDestSyslog;
-        return out && log ? "stdout and syslog" : out ? "stdout" : "syslog";
-    }
-    return {};
+}
+
+bool known_name(const std::string &name) {
+    return tun::find(name.c_str()) != nullptr ||
+           std::any_of(std::begin(kKnown), std::end(kKnown),
+                       [&](const Known &k) { return name == k.name; });
 }
 
 std::string prefix_of(const std::string &name) {
@@ -171,17 +160,17 @@ std::vector<UnknownVariable> unknown_variables() {
         const char *eq = std::strchr(*e, '=');
         const std::string name(*e, eq ? static_cast<std::size_t>(eq - *e) : std::strlen(*e));
         if (prefix_of(name).empty()) continue;
-        if (std::any_of(std::begin(kKnown), std::end(kKnown),
-                        [&](const Known &k) { return name == k.name; }))
-            continue;
+        if (known_name(name)) continue;
         UnknownVariable u{name, {}};
         // Nearest known name, if it is close enough to be a plausible typo.
         std::size_t best = name.size();
-        for (const Known &k : kKnown) {
-            if (prefix_of(k.name).empty()) continue;
-            const std::size_t d = edit_distance(name, k.name);
-            if (d < best) best = d, u.suggestion = k.name;
-        }
+        auto consider = [&](const char *known) {
+            if (prefix_of(known).empty()) return;
+            const std::size_t d = edit_distance(name, known);
+            if (d < best) best = d, u.suggestion = known;
+        };
+        for (const tun::Spec *t : tun::all()) consider(t->name);
+        for (const Known &k : kKnown) consider(k.name);
         if (best > std::max<std::size_t>(2, name.size() / 4)) u.suggestion.clear();
         out.push_back(std::move(u));
     }
@@ -198,6 +187,28 @@ std::string describe(const UnknownVariable &u) {
 Node environment_node() {
     Node n = Node::map();
     Node vars = Node::list();
+    for (const tun::Spec *t : tun::all()) {
+        Node v = Node::map();
+        v.set("name", t->name);
+        const char *value = std::getenv(t->name);
+        v.set("set", value != nullptr);
+        v.set("value", value ? Node(value) : Node());
+        char why[160] = {};
+        const bool valid = tun::check(*t, value, why, sizeof why);
+        v.set("valid", valid);
+        if (!valid) v.set("problem", why);
+        v.set("meaning", t->help);
+        v.set("read_by", t->reader);
+        v.set("type", tun::type_name(t->type));
+        v.set("default", t->default_text);
+        if (t->type == tun::Type::kInt)
+            v.set("range", std::to_string(t->min) + ".." + std::to_string(t->max));
+        if (value) {
+            std::string effect = interpret(*t, value);
+            if (!effect.empty()) v.set("effect", effect);
+        }
+        vars.push(std::move(v));
+    }
     for (const Known &k : kKnown) {
         if (!k.shown) continue;
         Node v = Node::map();
@@ -206,10 +217,6 @@ Node environment_node() {
         v.set("set", value != nullptr);
         v.set("value", value ? Node(value) : Node());
         v.set("meaning", k.meaning);
-        if (value) {
-            std::string effect = interpret(k.name, value);
-            if (!effect.empty()) v.set("effect", effect);
-        }
         vars.push(std::move(v));
     }
     n.set("variables", std::move(vars));

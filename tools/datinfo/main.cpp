@@ -11,6 +11,7 @@
 #include "report_output.hpp"
 #include "trace_control.hpp"
 #include "trclvl.hpp"
+#include "tunables/tunables.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -82,7 +83,8 @@ int run(int argc, char **argv) {
     Node dat_trace;
     // datinfo explains every failure itself, so libdat2's own error lines would only repeat
     // it on stderr. They stay when the user asked for DAT tracing in any way.
-    if (!opts.trace && !std::getenv("DAT_TRACE_LEVEL") && !std::getenv("DAT_DBG_TYPE"))
+    if (!opts.trace && !std::getenv(opendat::tunables::kDatTraceLevel.name) &&
+        !std::getenv(opendat::tunables::kDatDbgType.name))
         (void)trclvl_modify(DAT_TRACE_COMPONENT_DAT, DAT_TRACE_LEVEL_OFF);
     if (opts.trace) dat_trace = apply_dat_trace(opts.trace_changes, &trace_failed);
 

@@ -1,0 +1,214 @@
+// The declared tunables: every environment variable OpenDAT reads, in one typed table
+// (name, type, default, range, help), after the model of UCX's documented config tables.
+//
+// Code reads a variable only through its declaration here (read_int(kTcpConnectRetryMs),
+// never getenv("DAT_TCP_CONNECT_RETRY_MS")), `datinfo -e` lists the table with the current
+// values and their verdicts, and a test checks docs/configuration.md against it.
+//
+// A value that is set but invalid is never fatal: the reader writes one trace line that names
+// the variable, the value and what is used instead (the default), and goes on.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+namespace opendat::tunables {
+
+enum class Type {
+    kInt,          // decimal whole number within [min, max]
+    kPath,         // a file name (any non-empty string)
+    kTraceLevel,   // decimal 0..10
+    kTraceDest,    // comma-separated stderr | stdout | syslog | file path
+    kTraceSubsys,  // comma-separated trace tags (letters, digits, '.', '_', '-')
+    kDebugMask,    // the reference's debug bit mask (decimal, 0x hex, 0 octal)
+    kDestMask,     // the reference's destination mask: 1 stdout, 2 syslog, 3 both
+    kKeepalive,    // "idle,interval,probes" in seconds (each > 0), or "0" for off
+};
+
+struct Spec {
+    const char *name;
+    Type type;
+    const char *reader;        // who reads it: "libdat2", "trace", "tcp", "verbs"
+    const char *default_text;  // the default as the docs show it
+    long default_value;        // kInt: the default (other types: 0)
+    long min, max;             // kInt: the accepted range (other types: 0, 0)
+    const char *help;          // one line: what it does, and when it is read
+};
+
+// Short type name for tables: "int", "path", "level", ...
+const char *type_name(Type t) noexcept;
+
+inline constexpr Spec kDatOverride{
+    "DAT_OVERRIDE",
+    Type::kPath,
+    "libdat2",
+    "(unset)",
+    0,
+    0,
+    0,
+    "configuration file to read instead of the default ones (read when libdat2 loads)"};
+inline constexpr Spec kDatTraceLevel{
+    "DAT_TRACE_LEVEL",
+    Type::kTraceLevel,
+    "trace",
+    "1",
+    1,
+    0,
+    10,
+    "trace level of libdat2's front end and registry (1 errors, 3 normal, 7 detail with "
+    "function and line, 10 everything)"};
+inline constexpr Spec kDatTraceDest{
+    "DAT_TRACE_DEST",
+    Type::kTraceDest,
+    "trace",
+    "stderr",
+    0,
+    0,
+    0,
+    "where DAT trace lines go: stderr, stdout, syslog or a file (%p pid, %h host), "
+    "comma-separated"};
+inline constexpr Spec kDatTraceSubsys{
+    "DAT_TRACE_SUBSYS",
+    Type::kTraceSubsys,
+    "trace",
+    "(all)",
+    0,
+    0,
+    0,
+    "only these trace tags (e.g. registry,api) above warning level; errors and warnings "
+    "always pass"};
+inline constexpr Spec kDatDbgType{
+    "DAT_DBG_TYPE",
+    Type::kDebugMask,
+    "trace",
+    "(unset)",
+    0,
+    0,
+    0,
+    "the reference's debug mask for libdat2; used only when DAT_TRACE_LEVEL is unset"};
+inline constexpr Spec kDatDbgDest{
+    "DAT_DBG_DEST",
+    Type::kDestMask,
+    "trace",
+    "(unset)",
+    0,
+    0,
+    0,
+    "the reference's destination mask for libdat2 (1 stdout, 2 syslog, 3 both); used only "
+    "when DAT_TRACE_DEST is unset"};
+inline constexpr Spec kDaplTraceLevel{
+    "DAPL_TRACE_LEVEL",
+    Type::kTraceLevel,
+    "trace",
+    "1",
+    1,
+    0,
+    10,
+    "trace level of the providers (a YAML entry's trace_level sets it when unset; 10 traces "
+    "every tcp frame)"};
+inline constexpr Spec kDaplTraceDest{
+    "DAPL_TRACE_DEST",
+    Type::kTraceDest,
+    "trace",
+    "stderr",
+    0,
+    0,
+    0,
+    "where provider trace lines go: stderr, stdout, syslog or a file, comma-separated"};
+inline constexpr Spec kDaplTraceSubsys{
+    "DAPL_TRACE_SUBSYS",
+    Type::kTraceSubsys,
+    "trace",
+    "(all)",
+    0,
+    0,
+    0,
+    "only these provider trace tags (e.g. tcp,ia; tcp also selects tcp.frame) above warning "
+    "level; errors and warnings always pass"};
+inline constexpr Spec kDaplDbgType{
+    "DAPL_DBG_TYPE",
+    Type::kDebugMask,
+    "trace",
+    "(unset)",
+    0,
+    0,
+    0,
+    "the reference's debug mask for the providers; used only when DAPL_TRACE_LEVEL is unset"};
+inline constexpr Spec kDaplDbgDest{
+    "DAPL_DBG_DEST",
+    Type::kDestMask,
+    "trace",
+    "(unset)",
+    0,
+    0,
+    0,
+    "the reference's destination mask for the providers (1 stdout, 2 syslog, 3 both); used "
+    "only when DAPL_TRACE_DEST is unset"};
+inline constexpr Spec kTcpKeepalive{
+    "DAT_TCP_KEEPALIVE",
+    Type::kKeepalive,
+    "tcp",
+    "10,2,5",
+    0,
+    0,
+    0,
+    "dead-peer keepalive \"idle,interval,probes\" in seconds, \"0\" turns it off (read when "
+    "an IA opens)"};
+inline constexpr Spec kTcpUserTimeoutMs{
+    "DAT_TCP_USER_TIMEOUT_MS",
+    Type::kInt,
+    "tcp",
+    "0",
+    0,
+    0,
+    2147483647,
+    "TCP_USER_TIMEOUT: how long sent data may stay unacknowledged before the connection is "
+    "broken (0: the kernel's default; read when an IA opens)"};
+inline constexpr Spec kTcpConnectRetryMs{
+    "DAT_TCP_CONNECT_RETRY_MS",
+    Type::kInt,
+    "tcp",
+    "3000",
+    3000,
+    0,
+    600000,
+    "how long a refused connect is retried (every 20 ms, within the connect timeout) before "
+    "it is reported as rejected (read once)"};
+inline constexpr Spec kVerbsMaxInline{
+    "OPENDAT_VERBS_MAX_INLINE",
+    Type::kInt,
+    "verbs",
+    "0",
+    0,
+    0,
+    65536,
+    "send inline up to this many bytes (0: off, so a bad lmr_context is always reported as a "
+    "local protection error; read once)"};
+
+// Every declared tunable, in the order the docs list them.
+std::span<const Spec *const> all() noexcept;
+// The declaration of `name`, or nullptr.
+const Spec *find(const char *name) noexcept;
+
+// Judges `value` for `spec`. True if the readers use it as given; otherwise false and `why`
+// (if not null) says what is wrong, e.g. "not a whole number" or "outside 0..600000".
+bool check(const Spec &spec, const char *value, char *why, std::size_t why_size) noexcept;
+
+struct Keepalive {
+    bool on = true;
+    int idle = 10, interval = 2, probes = 5;
+};
+// Strict parse of a kKeepalive value. False for anything but "0" or three positive numbers.
+bool parse_keepalive(const char *value, Keepalive *out) noexcept;
+// Strict parse of a kInt value within [spec.min, spec.max].
+bool parse_int(const Spec &spec, const char *value, long *out) noexcept;
+
+// Readers (provider side: a rejected value is traced as a DAPL warning, tag "tunables").
+// The value of a kInt tunable: the environment's if valid, else the default.
+long read_int(const Spec &spec) noexcept;
+// The value of a kKeepalive tunable: the environment's if valid, else the default.
+Keepalive read_keepalive(const Spec &spec) noexcept;
+// The raw value of a kPath tunable, or nullptr when unset (or empty).
+const char *read_path(const Spec &spec) noexcept;
+
+}  // namespace opendat::tunables
