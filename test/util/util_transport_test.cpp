@@ -63,8 +63,9 @@ class HoldingTransport final : public BareTransport {
         ++sp_closed;
     }
     void ep_release(Deferred free_ep) noexcept override { held.park(free_ep); }
-    DAT_RETURN cr_reject(Cr *, DAT_COUNT, const void *) noexcept override {
+    DAT_RETURN cr_reject(Cr *, DAT_COUNT pdata_len, const void *pdata) noexcept override {
         ++rejected;
+        rejected_with.assign(static_cast<const char *>(pdata), static_cast<std::size_t>(pdata_len));
         return DAT_SUCCESS;
     }
     void cr_destroy(Cr *) noexcept override { ++g_destroyed; }
@@ -81,6 +82,7 @@ class HoldingTransport final : public BareTransport {
     Sp *listening = nullptr;
     DeferredFree held;
     int sp_closed = 0, rejected = 0;
+    std::string rejected_with;
     static inline int g_destroyed = 0;  // counted past the transport's end (dat_ia_close)
 };
 
@@ -246,7 +248,7 @@ TEST(UtilOwnership, UtilFreesWhatItAllocatesWhenTheTransportLetsGo) {
     // The consumer may pass the CR's own private data back: the hook still reads it.
     EXPECT_EQ(t->cr_reject_func(cr, param.private_data_size, param.private_data), DAT_SUCCESS);
     EXPECT_EQ(tr->rejected, 1);
-    EXPECT_EQ(DAT_GET_TYPE(t->cr_query_func(cr, DAT_CR_FIELD_ALL, &param)), DAT_INVALID_HANDLE);
+    EXPECT_EQ(tr->rejected_with, "first");
 
     // A full CR EVD: util frees the CR it could not post and reports the overflow.
     for (int i = 0; i < 4; ++i) ASSERT_TRUE(tr->offer("queued"));
