@@ -8,7 +8,7 @@
 set -eu
 mode=$1 fuzzer=$2 seeds=$3 secs=$4
 mkdir -p artifacts
-common="-timeout=10 -rss_limit_mb=2048 -artifact_prefix=artifacts/$(basename "$fuzzer")- -print_final_stats=1"
+common="-timeout=30 -rss_limit_mb=2048 -artifact_prefix=artifacts/$(basename "$fuzzer")- -print_final_stats=1"
 case $mode in
 replay)
   # shellcheck disable=SC2086

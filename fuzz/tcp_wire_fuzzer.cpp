@@ -39,10 +39,12 @@ namespace {
 
 namespace wire = opendat::tcp;
 
-char kIaName[] = "ofa-v2-tcp-lo";                     // DAT_NAME_PTR is not const
-constexpr DAT_TIMEOUT kEventTimeout = 5'000'000;      // us: a connection event must come
-constexpr DAT_TIMEOUT kHandshakeTimeout = 2'000'000;  // us: CR / ESTABLISHED after CONN_REQ
-constexpr int kIoBudgetMs = 2'000;                    // writing the input, reading replies
+char kIaName[] = "ofa-v2-tcp-lo";  // DAT_NAME_PTR is not const
+// Generous: a fuzzer at nice 19 on a loaded machine can be starved for seconds, and a real
+// hang is still caught (the provider reports a dead peer well within these).
+constexpr DAT_TIMEOUT kEventTimeout = 10'000'000;      // us: a connection event must come
+constexpr DAT_TIMEOUT kHandshakeTimeout = 10'000'000;  // us: CR / ESTABLISHED after CONN_REQ
+constexpr int kIoBudgetMs = 2'000;                     // writing the input, reading replies
 constexpr std::size_t kBufferSize = 64 * 1024;
 constexpr int kRecvs = 4;
 constexpr std::size_t kRecvSize = 4096;
