@@ -84,7 +84,10 @@ DAT_RETURN evd_wait(DAT_EVD_HANDLE h, DAT_TIMEOUT timeout, DAT_COUNT threshold, 
 
 DAT_RETURN evd_resize(DAT_EVD_HANDLE h, DAT_COUNT qlen) noexcept {
     Evd *evd = as<Evd>(h);
-    return evd == nullptr ? invalid_handle(DAT_HANDLE_TYPE_EVD) : evd->resize(qlen);
+    if (evd == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EVD);
+    // The bound dat_evd_create applies: a huge length is refused, not allocated.
+    if (qlen > evd->ia->transport->limits().max_evd_qlen) return bad_arg(2);
+    return evd->resize(qlen);
 }
 
 DAT_RETURN evd_post_se(DAT_EVD_HANDLE h, const DAT_EVENT *event) noexcept {

@@ -25,6 +25,8 @@ DAT_RETURN ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen, DAT_EVD_HANDLE *asyn
     if (*async_evd == DAT_HANDLE_NULL) {
         // The consumer asks us to create the async EVD.
         if (qlen <= 0) qlen = 8;
+        // The same bound as dat_evd_create: a huge length is refused, not allocated.
+        if (qlen > ia->transport->limits().max_evd_qlen) return bad_arg(2);
         ia->async_evd = new Evd(&inst->table, ia.get(), qlen, DAT_EVD_ASYNC_FLAG, nullptr);
         ia->own_async_evd = true;
         *async_evd = ia->async_evd;

@@ -144,6 +144,26 @@ TEST(Conformance, AttributesAndEmptyQueues) {
               DAT_CONN_QUAL_UNAVAILABLE);
 }
 
+// An EVD length beyond the IA's max_evd_qlen is refused, never allocated (found by
+// fuzz/dat_calls_fuzzer.cpp; its inputs are in fuzz/corpus/dat_calls/regress-*).
+TEST(Conformance, EvdLengthBeyondTheLimitIsRefused) {
+    Node n;
+    ASSERT_EQ(n.open(), DAT_SUCCESS);
+    DAT_IA_ATTR ia_attr;
+    ASSERT_EQ(dat_ia_query(n.ia, nullptr, DAT_IA_FIELD_ALL, &ia_attr, 0, nullptr), DAT_SUCCESS);
+    ASSERT_LT(ia_attr.max_evd_qlen, 0x7fffffff);
+    EXPECT_EQ(DAT_GET_TYPE(dat_evd_resize(n.req_evd, 0x7fffffff)), DAT_INVALID_PARAMETER);
+    EXPECT_EQ(DAT_GET_TYPE(dat_evd_resize(n.req_evd, ia_attr.max_evd_qlen + 1)),
+              DAT_INVALID_PARAMETER);
+    EXPECT_EQ(dat_evd_resize(n.req_evd, 64), DAT_SUCCESS);
+    std::string name = topology().ia;
+    DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+    DAT_EVD_HANDLE async = DAT_HANDLE_NULL;  // the provider makes the async EVD
+    EXPECT_EQ(DAT_GET_TYPE(dat_ia_open(name.data(), 0x7fffffff, &async, &ia)),
+              DAT_INVALID_PARAMETER);
+    EXPECT_EQ(ia, DAT_HANDLE_NULL);
+}
+
 TEST(Conformance, DelayedAckAttribute) {
     Node n;
     ASSERT_EQ(n.open(), DAT_SUCCESS);
