@@ -40,13 +40,42 @@ bool run_plan(const Options &o, bool client, const Plan &plan, const Sock &contr
     for (std::uint32_t s : sizes(plan.lat_min, plan.lat_max, plan.step)) {
         progress(o, client, "latency", s);
         // Baseline and DAT back to back per size, so load changes hit both alike.
-        if (!tcp_pingpong(b, s) || !dat_send_pingpong(b, s) || !dat_write_pingpong(b, s))
+        if (!tcp_pingpong(b, s)) return false;
+        if (plan.raw_only) continue;
+        if (!dat_send_pingpong(b, s) || !dat_write_pingpong(b, s) || !dat_read_latency(b, s))
             return false;
+    }
+    {
+        progress(o, client, "message rate", plan.rate_size);
+        // Interleaved repetitions, medians: load noise hits every test alike.
+        std::vector<double> tcp, tcpb, wr, snd;
+        double v = 0;
+        const std::uint64_t n = plan.rate_msgs;
+        if (!plan.raw_only && !dat_write_bw(b, plan.rate_size, n / 4 + 1, &v, plan.rate_window))
+            return false;
+        for (std::uint32_t r = 0; r < plan.bw_reps; ++r) {
+            if (!tcp_msgrate(b, false, &v)) return false;
+            tcp.push_back(v);
+            if (!tcp_msgrate(b, true, &v)) return false;
+            tcpb.push_back(v);
+            if (plan.raw_only) continue;
+            if (!dat_write_bw(b, plan.rate_size, n, &v, plan.rate_window)) return false;
+            wr.push_back(v / plan.rate_size);
+            if (!dat_send_bw(b, plan.rate_size, n, &v, plan.rate_window)) return false;
+            snd.push_back(v / plan.rate_size);
+        }
+        if (client) {
+            const char *names[] = {kTcpRate, kTcpRateBatched, kWriteRate, kSendRate};
+            std::vector<double> *sets[] = {&tcp, &tcpb, &wr, &snd};
+            for (int i = 0; i < (plan.raw_only ? 2 : 4); ++i)
+                results.rate.push_back(
+                    {names[i], plan.rate_size, n, plan.rate_window, median_of(*sets[i])});
+        }
     }
     std::vector<std::uint32_t> cpl_sizes{plan.lat_min, 4096, plan.lat_max};
     cpl_sizes.erase(std::unique(cpl_sizes.begin(), cpl_sizes.end()), cpl_sizes.end());
     for (std::uint32_t s : cpl_sizes) {
-        if (s > plan.lat_max) continue;
+        if (s > plan.lat_max || plan.raw_only) continue;
         progress(o, client, "write completion", s);
         if (!dat_write_completion(b, s, false) || !dat_write_completion(b, s, true)) return false;
     }
@@ -56,11 +85,13 @@ bool run_plan(const Options &o, bool client, const Plan &plan, const Sock &contr
         std::vector<double> tcp, wr, rd, snd;
         double v = 0;
         // A short untimed round first: connection buffers grown, pages touched.
-        if (!tcp_stream(b, s, count / 4 + 1, &v) || !dat_write_bw(b, s, count / 4 + 1, &v))
+        if (!tcp_stream(b, s, count / 4 + 1, &v) ||
+            (!plan.raw_only && !dat_write_bw(b, s, count / 4 + 1, &v)))
             return false;
         for (std::uint32_t r = 0; r < plan.bw_reps; ++r) {
             if (!tcp_stream(b, s, count, &v)) return false;
             tcp.push_back(v);
+            if (plan.raw_only) continue;
             if (!dat_write_bw(b, s, count, &v)) return false;
             wr.push_back(v);
             if (!dat_read_bw(b, s, count, &v)) return false;
@@ -71,12 +102,17 @@ bool run_plan(const Options &o, bool client, const Plan &plan, const Sock &contr
         if (client) {
             std::uint64_t bytes = count * s;
             results.bandwidth.push_back({kTcpStream, s, bytes, median_of(tcp)});
+            if (plan.raw_only) continue;
             results.bandwidth.push_back({kRdmaWrite, s, bytes, median_of(wr)});
             results.bandwidth.push_back({kRdmaRead, s, bytes, median_of(rd)});
             results.bandwidth.push_back({kSend, s, bytes, median_of(snd)});
         }
     }
     return true;
+}
+
+std::string cpu_name(int cpu) {
+    return cpu < 0 ? std::string("not pinned") : "on CPU " + std::to_string(cpu);
 }
 
 std::string describe(const Options &o, const Plan &plan) {
@@ -90,19 +126,21 @@ std::string describe(const Options &o, const Plan &plan) {
             break;
         }
     }
-    char buf[512];
+    char buf[768];
     std::snprintf(buf, sizeof buf,
                   "datbench: IA %s, %s mode, peer %s; %s, %u CPUs, Linux %s\n"
                   "latency: %u rounds (%u warm-up) per size <= 4 KiB; bandwidth: %llu bytes x "
-                  "%u repetitions per size",
+                  "%u repetitions per size\nplacement: server %s, client %s",
                   o.ia.c_str(), plan.wait ? "waiting (dat_evd_wait)" : "polling (dat_evd_dequeue)",
                   o.role == Role::Loopback ? "forked on this host" : o.host.c_str(), cpu.c_str(),
                   std::thread::hardware_concurrency(), u.release, plan.lat_iters, plan.lat_warmup,
-                  static_cast<unsigned long long>(plan.bw_bytes), plan.bw_reps);
+                  static_cast<unsigned long long>(plan.bw_bytes), plan.bw_reps,
+                  cpu_name(o.server_cpu).c_str(), cpu_name(o.client_cpu).c_str());
     return buf;
 }
 
 int server(const Options &o) {
+    if (!pin_to_cpu(o.server_cpu)) std::perror("datbench: --server-cpu");
     Sock listener = listen_on(o.port);
     if (!listener) {
         std::perror("datbench: control port");
@@ -131,6 +169,7 @@ int server(const Options &o) {
 }
 
 int client(const Options &o) {
+    if (!pin_to_cpu(o.client_cpu)) std::perror("datbench: --client-cpu");
     const Plan &plan = o.plan;
     sockaddr_storage addr{};
     if (!resolve(o.host, o.port, &addr)) {
@@ -158,7 +197,9 @@ int client(const Options &o) {
         std::fprintf(stderr, "datbench: run failed\n");
         return 1;
     }
-    print_tables(stdout, results, describe(o, plan));
+    print_tables(
+        stdout, results, describe(o, plan),
+        plan.wait ? "blocking send()/recv()" : "busy-polled (non-blocking send()/recv() retried)");
     if (!o.csv.empty() && !write_csv(o.csv, results)) {
         std::perror(("datbench: " + o.csv).c_str());
         return 1;
