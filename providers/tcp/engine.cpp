@@ -223,15 +223,19 @@ void Engine::run() noexcept {
         }
         backing_off_.store(false);
         seen_polls_ = polls;
-        handed_back_.store(false);  // on its way to epoll_wait anyway
         int n = 0;
         if (busy)  // never sleeps; returns now and then for ticks and shutdown
             n = spin(events, polls, kTickMs * 1000u);
         else if (active && policy_.spin_us > 0)
             n = spin(events, polls, policy_.spin_us);
         // Sleep only if the spin ended quietly and no consumer has started polling.
-        if (n == 0 && !busy && inline_polls_.load(std::memory_order_relaxed) == polls)
+        if (n == 0 && !busy && inline_polls_.load(std::memory_order_relaxed) == polls) {
+            // Going to sleep in epoll_wait: a hand-back from before is served by it. (Cleared
+            // only here: a hand-back must survive a round that ends in a back-off, or the
+            // sleeping consumer's next arrival waits out the back-off.)
+            handed_back_.store(false);
             n = epoll_wait(epfd_, events, kBatch, ticking ? kTickMs : -1);
+        }
         active = n > 0;
         if (n < 0 && errno != EINTR) {
             DAPL_TRC(trace::kError, "engine", "epoll_wait failed: errno %d", errno);

@@ -124,7 +124,16 @@ DAT_RETURN Evd::ring_wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT
     }
     // The transport may progress on this thread for a short while first: a completion
     // that arrives soon is then reaped here without a wake-up of another thread.
-    spin_until(timeout_us, threshold);
+    const auto spin_start = std::chrono::steady_clock::now();
+    if (!spin_until(timeout_us, threshold) && timeout_us != DAT_TIMEOUT_INFINITE) {
+        // The spin counts against the consumer's timeout.
+        auto spent = std::chrono::duration_cast<std::chrono::microseconds>(
+                         std::chrono::steady_clock::now() - spin_start)
+                         .count();
+        timeout_us = spent >= static_cast<long long>(timeout_us)
+                         ? 0
+                         : timeout_us - static_cast<DAT_TIMEOUT>(spent);
+    }
     std::unique_lock lk(mu_);
     if (DAT_RETURN rc = wait_checks_locked(threshold); rc != DAT_SUCCESS) return rc;
     if (waiters_ > 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
