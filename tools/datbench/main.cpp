@@ -7,11 +7,13 @@
 // listens on the control port, so once the client's control connection is accepted the
 // DAT connect finds a listener. The client sends its Plan; both then run the same
 // sequence of measurements, with barriers on the control connection between them.
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -28,6 +30,23 @@ using namespace datbench;
 namespace {
 
 constexpr int kStartupTimeoutMs = 30'000;
+
+// CPU time of the whole process (every thread, the provider's progress threads included).
+struct CpuClock {
+    std::chrono::steady_clock::time_point wall = std::chrono::steady_clock::now();
+    double cpu = used();
+    static double used() {
+        rusage u{};
+        getrusage(RUSAGE_SELF, &u);
+        return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+               static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+    }
+    // {seconds, percent of one CPU} since construction.
+    std::pair<double, double> since() const {
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
+        return {s, s > 0 ? 100.0 * (used() - cpu) / s : 0};
+    }
+};
 
 void progress(const Options &o, bool client, const char *what, std::uint32_t size) {
     if (client && !o.quiet) std::fprintf(stderr, "datbench: %s %u bytes\n", what, size);
@@ -111,6 +130,29 @@ bool run_plan(const Options &o, bool client, const Plan &plan, const Sock &contr
     return true;
 }
 
+// Both peers: stay connected and idle, then run the plan, measuring the CPU time of each
+// period; the server sends its figures to the client, which records all four.
+bool run_measured(const Options &o, bool client, const Plan &plan, const Sock &control,
+                  const Sock &data, DatSession &dat, Results &results) {
+    if (plan.idle_s == 0) return run_plan(o, client, plan, control, data, dat, results);
+    progress(o, client, "idle seconds", plan.idle_s);
+    CpuClock idle;
+    std::this_thread::sleep_for(std::chrono::seconds(plan.idle_s));
+    auto [idle_s, idle_pct] = idle.since();
+    if (!barrier(control)) return false;
+    CpuClock run;
+    if (!run_plan(o, client, plan, control, data, dat, results)) return false;
+    auto [run_s, run_pct] = run.since();
+    double mine[4] = {idle_s, idle_pct, run_s, run_pct}, peer[4] = {};
+    if (!client) return send_all(control, mine, sizeof mine);
+    if (!recv_all(control, peer, sizeof peer)) return false;
+    results.cpu.push_back({"idle_client", mine[0], mine[1]});
+    results.cpu.push_back({"idle_server", peer[0], peer[1]});
+    results.cpu.push_back({"run_client", mine[2], mine[3]});
+    results.cpu.push_back({"run_server", peer[2], peer[3]});
+    return true;
+}
+
 std::string cpu_name(int cpu) {
     return cpu < 0 ? std::string("not pinned") : "on CPU " + std::to_string(cpu);
 }
@@ -163,7 +205,7 @@ int server(const Options &o) {
     set_nodelay(data);
     if (!dat.accept(kStartupTimeoutMs) || !dat.exchange(control)) return 1;
     Results unused;
-    bool ok = barrier(control) && run_plan(o, false, plan, control, data, dat, unused);
+    bool ok = barrier(control) && run_measured(o, false, plan, control, data, dat, unused);
     dat.close();
     return ok ? 0 : 1;
 }
@@ -191,7 +233,7 @@ int client(const Options &o) {
     set_nodelay(data);
     if (!dat.connect(addr, o.port + 1u) || !dat.exchange(control)) return 1;
     Results results;
-    bool ok = barrier(control) && run_plan(o, true, plan, control, data, dat, results);
+    bool ok = barrier(control) && run_measured(o, true, plan, control, data, dat, results);
     dat.close();
     if (!ok) {
         std::fprintf(stderr, "datbench: run failed\n");

@@ -36,6 +36,8 @@ void usage(std::FILE *to) {
                  "      --bw-max N       largest bandwidth message (4194304)\n"
                  "      --step 2|4       size factor between rows (4)\n"
                  "      --rate-msgs N    messages per message-rate measurement (200000)\n"
+                 "      --cpu-idle N     first stay connected and idle for N s and report the\n"
+                 "                       CPU time both processes used then and during the run\n"
                  "      --raw-only       only the raw-TCP baselines (for tools/bench_*.sh)\n"
                  "      --server-cpu N   pin the server process to CPU N\n"
                  "      --client-cpu N   pin the client process to CPU N\n"
@@ -76,7 +78,8 @@ bool parse_options(int argc, char **argv, Options *o, int *exit_code) {
         kRateMsgs,
         kServerCpu,
         kClientCpu,
-        kRawOnly
+        kRawOnly,
+        kCpuIdle
     };
     static const option longs[] = {
         {"ia", required_argument, nullptr, 'i'},
@@ -94,6 +97,7 @@ bool parse_options(int argc, char **argv, Options *o, int *exit_code) {
         {"rate-msgs", required_argument, nullptr, kRateMsgs},
         {"server-cpu", required_argument, nullptr, kServerCpu},
         {"raw-only", no_argument, nullptr, kRawOnly},
+        {"cpu-idle", required_argument, nullptr, kCpuIdle},
         {"client-cpu", required_argument, nullptr, kClientCpu},
         {"server", no_argument, nullptr, kServer},
         {"client", required_argument, nullptr, kClient},
@@ -155,6 +159,10 @@ bool parse_options(int argc, char **argv, Options *o, int *exit_code) {
             case kRateMsgs:
                 ok = number(optarg, 64, 100'000'000, &v);
                 o->plan.rate_msgs = static_cast<std::uint32_t>(v);
+                break;
+            case kCpuIdle:
+                ok = number(optarg, 1, 3600, &v);
+                o->plan.idle_s = static_cast<std::uint32_t>(v);
                 break;
             case kRawOnly:
                 o->plan.raw_only = 1;

@@ -23,7 +23,9 @@ struct Plan {
     std::uint32_t rate_msgs = 200000;  // messages per message-rate measurement
     std::uint32_t rate_window = 64;    // requests in flight for the message rate
     std::uint32_t rate_size = 8;
-    std::uint8_t raw_only = 0;  // only the raw-TCP figures (baselines for other tools' runs)
+    std::uint8_t raw_only = 0;
+    std::uint32_t idle_s = 0;  // --cpu-idle: seconds connected and idle, CPU time measured  // only
+                               // the raw-TCP figures (baselines for other tools' runs)
 };
 
 struct Options {

@@ -145,6 +145,13 @@ void print_tables(std::FILE *out, const Results &r, const std::string &header,
                          base->mops > 0 ? x->mops / base->mops : 0);
         }
     }
+    if (!r.cpu.empty()) {
+        std::fprintf(
+            out, "\nCPU time (user + system, all threads of the process), percent of one CPU\n");
+        for (const auto &c : r.cpu)
+            std::fprintf(out, "  %-12s %6.2f %% over %.1f s\n", c.what.c_str(), c.percent,
+                         c.seconds);
+    }
     if (!r.bandwidth.empty()) {
         std::fprintf(out,
                      "\nBandwidth, MB/s (10^6 bytes/s; median of the repetitions; ratio = figure "
@@ -190,6 +197,8 @@ bool write_csv(const std::string &path, const Results &r) {
                      static_cast<unsigned long long>(row.bytes / (row.size ? row.size : 1)),
                      row.mb_s, baseline_of(row.test), ratio);
     }
+    for (const auto &row : r.cpu)
+        std::fprintf(f, "cpu,%s,0,%.0f,,,%.3f,,\n", row.what.c_str(), row.seconds, row.percent);
     const RateRow *rb = find_rate(r, kTcpRate);
     for (const auto &row : r.rate) {
         double ratio = rb != nullptr && rb->mops > 0 ? row.mops / rb->mops : 0;

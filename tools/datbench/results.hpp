@@ -50,7 +50,15 @@ struct RateRow {
     double mops = 0;  // median, 10^6 messages per second
 };
 
+// CPU time (user + system, all threads) of one process over a period, in percent of one CPU.
+struct CpuRow {
+    std::string what;  // e.g. "idle_client", "run_server"
+    double seconds = 0;
+    double percent = 0;
+};
+
 struct Results {
+    std::vector<CpuRow> cpu;
     std::vector<LatencyRow> latency;
     std::vector<BandwidthRow> bandwidth;
     std::vector<RateRow> rate;
