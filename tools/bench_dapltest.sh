@@ -53,10 +53,11 @@ dt() {  # name mode(p|b) pipeline op size
     out=$($nice_ taskset -c 1 timeout 300 dapltest -T P -s 127.0.0.1 -D "$ia" -m "$2" -i "$iters" \
         -p "$3" "$4" "$5" 1 2>&1) || { echo "$out" >&2; return 1; }
     echo "$out" >"$tmp/$1.log"
-    # "Latency ... usec" / "Throughput ... MB/sec" (or Mbits/sec) lines of dapltest's report.
+    # dapltest's machine-readable line: "raw: OP, ops, size, segs, pipeline, cpu%, ops/s,
+    # MB/s (2^20 bytes), mean latency us, mean post us, mean reap us".
     local lat bw
-    lat=$(awk '/[Ll]atency/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+$/) { print $i; exit } }' <<<"$out")
-    bw=$(awk '/[Tt]hroughput/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+$/) { v = $i } } /[Tt]hroughput/ && v != "" { print v; exit }' <<<"$out")
+    lat=$(awk -F', *' '/^raw: / { print $9 }' <<<"$out")
+    bw=$(awk -F', *' '/^raw: / { print $8 * 1.048576 }' <<<"$out")
     echo "lat_$1 ${lat:-nan}" >>"$tmp/values"
     echo "bw_$1 ${bw:-nan}" >>"$tmp/values"
 }
@@ -80,16 +81,16 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf (b > 0 && a == a + 0 ? "%.2fx"
 echo
 echo "dapltest -T P over $ia next to raw TCP, loopback, median of $rounds rounds, $iters iterations"
 echo "placement: dapltest server and datbench server on CPU 0, clients on CPU 1; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '| %-34s | %-12s | %-12s | %-7s |\n' "figure" "dapltest" "raw TCP" "ratio"
-printf '|%s|%s|%s|%s|\n' "------------------------------------" "--------------" "--------------" "---------"
+printf '| %-50s | %-12s | %-12s | %-7s |\n' "figure" "dapltest" "raw TCP" "ratio"
+printf '|%s|%s|%s|%s|\n' "----------------------------------------------------" "--------------" "--------------" "---------"
 for m in p b; do
     [[ $m == p ]] && rm_=poll && label="polling (-m p), raw busy-polled" || { rm_=wait; label="blocking (-m b), raw blocking"; }
     rtt=$(med rtt_$rm_) bw=$(med bw_$rm_)
     for op in rr8 rw8; do
         v=$(med lat_${op}_$m)
-        printf '| %-34s | %9s us | %9s us | %7s |\n' "${op^^} 8 B latency, $label" "$v" "$rtt" "$(ratio "$v" "$rtt")"
+        printf '| %-50s | %9s us | %9s us | %7s |\n' "$(tr a-z A-Z <<<"${op%8}") 8 B latency, $label" "$v" "$rtt" "$(ratio "$v" "$rtt")"
     done
     v=$(med bw_rw1m_$m)
-    printf '| %-34s | %7s MB/s | %7s MB/s | %7s |\n' "RW 1 MiB x16, $label" "$v" "$bw" "$(ratio "$v" "$bw")"
+    printf '| %-50s | %7s MB/s | %7s MB/s | %7s |\n' "RW 1 MiB x16, $label" "$v" "$bw" "$(ratio "$v" "$bw")"
 done
-echo "(latency ratio = dapltest's time per operation / raw TCP round trip; bandwidth ratio = dapltest / raw stream)"
+echo "(dapltest reports means, raw TCP medians; latency ratio = dapltest's mean time per operation /\n raw TCP round trip; bandwidth ratio = dapltest / raw stream, both 10^6 bytes/s)"

@@ -2,7 +2,11 @@
 # OpenDAT next to raw TCP, libfabric's tcp provider and UCX on loopback, in one run, as
 # ratios to the raw-TCP figure of the same round.
 #
-#   tools/bench_peers.sh [-b BUILD_DIR] [-r ROUNDS] [-n ITERS] [-o CSV_DIR]
+#   tools/bench_peers.sh [-b BUILD_DIR] [-r ROUNDS] [-n ITERS] [-o CSV_DIR] [-s]
+#
+# -s adds a column for OpenDAT with DAT_TCP_PROGRESS=sleep (the progress thread sleeps as
+# soon as nothing is ready: the behaviour before adaptive progress), measured in the same
+# rounds.
 #
 # Each round runs, back to back: datbench polling and waiting (OpenDAT and raw TCP),
 # fi_pingpong -p tcp (libfabric-bin) and ucx_perftest over UCX's tcp transport (ucx-utils),
@@ -17,12 +21,14 @@ build=$here/../build/default
 rounds=3
 iters=20000
 csvdir=""
-while getopts "b:r:n:o:h" o; do
+sleep_too=0
+while getopts "b:r:n:o:sh" o; do
     case $o in
         b) build=$OPTARG ;;
         r) rounds=$OPTARG ;;
         n) iters=$OPTARG ;;
         o) csvdir=$OPTARG ;;
+        s) sleep_too=1 ;;
         *) sed -n '2,13p' "$0"; exit 2 ;;
     esac
 done
@@ -41,13 +47,16 @@ command -v ucx_perftest >/dev/null && have_ucx=1
 [[ $have_fi -eq 1 ]] || echo "bench_peers: fi_pingpong not installed (apt-get install libfabric-bin)" >&2
 [[ $have_ucx -eq 1 ]] || echo "bench_peers: ucx_perftest not installed (apt-get install ucx-utils)" >&2
 
-datbench_round() {  # round mode(poll|wait)
-    local w="" csv=$tmp/dat.$2.$1.csv
+datbench_round() {  # round mode(poll|wait) [progress mode]
+    local w="" csv=$tmp/dat.$2.$1.csv prefix="" env=()
     [[ $2 == wait ]] && w=--wait
-    $nice_ "$datbench" -q $w -n "$iters" --lat-max 8 --bw-min 4096 --bw-max 1048576 -b 134217728 \
-        -r 1 --server-cpu 0 --client-cpu 1 --csv "$csv" >"$tmp/dat.$2.$1.txt" || return 1
-    [[ -n $csvdir ]] && cp "$csv" "$csvdir/datbench-$2-round$1.csv"
-    awk -F, -v r="$1" -v m="$2" '$1 == "latency" { print r, m "." $2 "." $3, $5 }
+    if [[ -n ${3:-} ]]; then
+        prefix=$3. env=(env DAT_TCP_PROGRESS=$3) csv=$tmp/dat.$3.$2.$1.csv
+    fi
+    "${env[@]}" $nice_ "$datbench" -q $w -n "$iters" --lat-max 8 --bw-min 4096 --bw-max 1048576 -b 134217728 \
+        -r 1 --rate-msgs 20000 --server-cpu 0 --client-cpu 1 --csv "$csv" >"$tmp/dat.$2.$1.txt" || return 1
+    [[ -n $csvdir ]] && cp "$csv" "$csvdir/datbench-${prefix}$2-round$1.csv"
+    awk -F, -v r="$1" -v m="$prefix$2" '$1 == "latency" { print r, m "." $2 "." $3, $5 }
         $1 == "bandwidth" { print r, m "." $2 "." $3, $7 }
         $1 == "rate" { print r, m "." $2, $7 }' "$csv" >>"$vals"
 }
@@ -81,7 +90,7 @@ ucx_round() {
     local r=$1 n=$iters
     ucx_one "$r" ucx.am_lat.8 am_lat 8 lat -n "$n" -x tcp -d lo
     ucx_one "$r" ucx.tag_lat.8 tag_lat 8 lat -n "$n"
-    ucx_one "$r" ucx.put_lat.8 put_lat 8 lat -n "$n" -x tcp -d lo
+    ucx_one "$r" ucx.put_lat.8 ucp_put_lat 8 lat -n "$n"
     ucx_one "$r" ucx.get_lat.8 ucp_get 8 lat -n "$n"
     ucx_one "$r" ucx.am_mr.8 am_bw 8 mr -n $((n * 10)) -x tcp -d lo -O 64
     ucx_one "$r" ucx.put_bw.1048576 ucp_put_bw 1048576 bw -n 2000
@@ -93,15 +102,20 @@ for ((r = 1; r <= rounds; r++)); do
     [[ $have_fi -eq 1 ]] && fi_round "$r"
     [[ $have_ucx -eq 1 ]] && ucx_round "$r"
     datbench_round "$r" wait || { echo "bench_peers: datbench (waiting) failed"; exit 1; }
+    if [[ $sleep_too -eq 1 ]]; then
+        datbench_round "$r" poll sleep || { echo "bench_peers: datbench (polling, sleep) failed"; exit 1; }
+        datbench_round "$r" wait sleep || { echo "bench_peers: datbench (waiting, sleep) failed"; exit 1; }
+    fi
 done
 
 echo
 echo "OpenDAT, raw TCP, libfabric tcp and UCX tcp on loopback: median over $rounds rounds of the per-round ratio"
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs, Linux $(uname -r); load $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 echo "placement: servers on CPU 0, clients on CPU 1 (the progress threads share their process's CPU)"
-python3 - "$vals" "$have_fi" "$have_ucx" <<'PY'
+python3 - "$vals" "$have_fi" "$have_ucx" "$sleep_too" <<'PY'
 import sys, statistics as st
 vals, have_fi, have_ucx = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1"
+sleep_too = sys.argv[4] == "1"
 by = {}
 for line in open(vals):
     r, k, v = line.split()
@@ -120,7 +134,7 @@ rows = [
   ("8 B send/recv ping-pong, polling (one-way us)", "poll.dat_send_pingpong.8", "poll.tcp_pingpong.8",
    [("libfabric tcp msg", "fi.msg_lat.8", 1), ("UCX am_lat", "ucx.am_lat.8", 1), ("UCX tag_lat", "ucx.tag_lat.8", 1)]),
   ("8 B RDMA-write ping-pong, polling (one-way us)", "poll.dat_write_pingpong.8", "poll.tcp_pingpong.8",
-   [("UCX put_lat", "ucx.put_lat.8", 1)]),
+   [("UCX ucp_put_lat", "ucx.put_lat.8", 1)]),
   ("8 B RDMA read, round trip / 2 (us)", "poll.dat_rdma_read_rtt.8", "poll.tcp_pingpong.8",
    [("UCX ucp_get", "ucx.get_lat.8", 2)]),
   ("8 B send/recv ping-pong, waiting (vs blocking raw)", "wait.dat_send_pingpong.8", "wait.tcp_pingpong.8", []),
@@ -133,8 +147,12 @@ rows = [
    [("UCX ucp_put_bw", "ucx.put_bw.1048576", 1)]),
   ("1 MiB RDMA write, blocking (MB/s)", "wait.dat_rdma_write.1048576", "wait.tcp_stream.1048576", []),
 ]
-print("| figure | raw TCP | OpenDAT | OpenDAT / raw | peers / raw |")
-print("|---|---|---|---|---|")
+if sleep_too:
+    print("| figure | raw TCP | OpenDAT | OpenDAT / raw | sleep mode / raw | peers / raw |")
+    print("|---|---|---|---|---|---|")
+else:
+    print("| figure | raw TCP | OpenDAT | OpenDAT / raw | peers / raw |")
+    print("|---|---|---|---|---|")
 for fig, dat, raw, peers in rows:
     ps = []
     for label, key, scale in peers:
@@ -143,7 +161,8 @@ for fig, dat, raw, peers in rows:
         # a peer's figure is compared with raw in the same unit (get: round trip -> /2)
         rr = ratio(key, raw, scale)
         ps.append(f"{label} {cell(rr, 'x')}")
-    print(f"| {fig} | {cell(med(raw))} | {cell(med(dat))} | {cell(ratio(dat, raw), 'x')} | {'; '.join(ps) or '-'} |")
+    extra = f" {cell(ratio('sleep.' + dat, raw), 'x')} |" if sleep_too else ""
+    print(f"| {fig} | {cell(med(raw))} | {cell(med(dat))} | {cell(ratio(dat, raw), 'x')} |{extra} {'; '.join(ps) or '-'} |")
 print()
 print("Latency: lower is better, ratio > 1 = slower than raw TCP. Rates and bandwidth: higher is better.")
 PY
