@@ -93,4 +93,5 @@ for m in p b; do
     v=$(med bw_rw1m_$m)
     printf '| %-50s | %7s MB/s | %7s MB/s | %7s |\n' "RW 1 MiB x16, $label" "$v" "$bw" "$(ratio "$v" "$bw")"
 done
-echo "(dapltest reports means, raw TCP medians; latency ratio = dapltest's mean time per operation /\n raw TCP round trip; bandwidth ratio = dapltest / raw stream, both 10^6 bytes/s)"
+echo "(dapltest reports means, raw TCP medians; latency ratio = dapltest's mean time per operation /"
+echo " raw TCP round trip; bandwidth ratio = dapltest / raw stream, both 10^6 bytes/s)"

@@ -49,7 +49,7 @@ if [[ -n $wait_csv && -f $wait_csv ]]; then
     series "$wait_csv" bandwidth dat_rdma_write 7 bw_write_wait
 fi
 
-common='set terminal pngcairo size 900,560 font ",10"
+common='set terminal pngcairo noenhanced size 900,560 font ",10"
 set logscale x 2
 set grid
 set key top left
