@@ -30,6 +30,15 @@ long read_int(const Spec &spec) noexcept {
     return spec.default_value;
 }
 
+int read_choice(const Spec &spec) noexcept {
+    const char *v = std::getenv(spec.name);
+    if (!v) return static_cast<int>(spec.default_value);
+    const int i = choice_index(spec, v);
+    if (i >= 0) return i;
+    warn_rejected(spec, v);
+    return static_cast<int>(spec.default_value);
+}
+
 Keepalive read_keepalive(const Spec &spec) noexcept {
     Keepalive k;
     const char *v = std::getenv(spec.name);

@@ -15,7 +15,8 @@ namespace {
 constexpr const Spec *kAll[] = {
     &kDatOverride, &kDatTraceLevel,  &kDatTraceDest,     &kDatTraceSubsys,    &kDatDbgType,
     &kDatDbgDest,  &kDaplTraceLevel, &kDaplTraceDest,    &kDaplTraceSubsys,   &kDaplDbgType,
-    &kDaplDbgDest, &kTcpKeepalive,   &kTcpUserTimeoutMs, &kTcpConnectRetryMs, &kVerbsMaxInline,
+    &kDaplDbgDest, &kTcpKeepalive,   &kTcpUserTimeoutMs, &kTcpConnectRetryMs, &kTcpProgress, &kTcpSpinUs, &kTcpWaitSpinUs, &kTcpWireVersion,
+    &kVerbsMaxInline,
 };
 
 void say(char *why, std::size_t size, const char *text) noexcept {
@@ -62,6 +63,8 @@ const char *type_name(Type t) noexcept {
             return "dest mask";
         case Type::kKeepalive:
             return "keepalive";
+        case Type::kChoice:
+            return "choice";
     }
     return "?";
 }
@@ -109,6 +112,20 @@ bool parse_keepalive(const char *value, Keepalive *out) noexcept {
     out->interval = static_cast<int>(part[1]);
     out->probes = static_cast<int>(part[2]);
     return true;
+}
+
+int choice_index(const Spec &spec, const char *value) noexcept {
+    if (!value || !spec.choices) return -1;
+    const std::size_t len = std::strlen(value);
+    int i = 0;
+    for (const char *p = spec.choices; *p; ++i) {
+        const char *end = std::strchr(p, ',');
+        const std::size_t n = end ? static_cast<std::size_t>(end - p) : std::strlen(p);
+        if (n == len && std::strncmp(p, value, n) == 0) return i;
+        if (!end) break;
+        p = end + 1;
+    }
+    return -1;
 }
 
 bool check(const Spec &spec, const char *value, char *why, std::size_t why_size) noexcept {
@@ -193,6 +210,12 @@ bool check(const Spec &spec, const char *value, char *why, std::size_t why_size)
             }
             return true;
         }
+        case Type::kChoice:
+            if (choice_index(spec, value) < 0) {
+                if (why && why_size > 0) std::snprintf(why, why_size, "not one of %s", spec.choices);
+                return false;
+            }
+            return true;
     }
     return false;
 }

@@ -23,6 +23,7 @@ enum class Type {
     kDebugMask,    // the reference's debug bit mask (decimal, 0x hex, 0 octal)
     kDestMask,     // the reference's destination mask: 1 stdout, 2 syslog, 3 both
     kKeepalive,    // "idle,interval,probes" in seconds (each > 0), or "0" for off
+    kChoice,       // one word of Spec::choices; default_value is the default's index
 };
 
 struct Spec {
@@ -33,6 +34,7 @@ struct Spec {
     long default_value;        // kInt: the default (other types: 0)
     long min, max;             // kInt: the accepted range (other types: 0, 0)
     const char *help;          // one line: what it does, and when it is read
+    const char *choices = nullptr;  // kChoice: the accepted words, comma-separated
 };
 
 // Short type name for tables: "int", "path", "level", ...
@@ -185,6 +187,48 @@ inline constexpr Spec kVerbsMaxInline{
     "send inline up to this many bytes (0: off, so a bad lmr_context is always reported as a "
     "local protection error; read once)"};
 
+inline constexpr Spec kTcpProgress{
+    "DAT_TCP_PROGRESS",
+    Type::kChoice,
+    "tcp",
+    "adaptive",
+    0,
+    0,
+    0,
+    "how the progress thread waits: adaptive polls for DAT_TCP_SPIN_US after activity, then "
+    "sleeps; busy never sleeps (a dedicated core); sleep sleeps at once (read when an IA opens)",
+    "adaptive,busy,sleep"};
+inline constexpr Spec kTcpSpinUs{
+    "DAT_TCP_SPIN_US",
+    Type::kInt,
+    "tcp",
+    "50",
+    50,
+    0,
+    1000000,
+    "adaptive progress: microseconds the progress thread keeps polling after its last event "
+    "(read when an IA opens)"};
+inline constexpr Spec kTcpWaitSpinUs{
+    "DAT_TCP_WAIT_SPIN_US",
+    Type::kInt,
+    "tcp",
+    "50",
+    50,
+    0,
+    1000000,
+    "microseconds dat_evd_wait on a DTO EVD runs the progress on the caller's thread before "
+    "it sleeps (read when an IA opens)"};
+inline constexpr Spec kTcpWireVersion{
+    "DAT_TCP_WIRE_VERSION",
+    Type::kInt,
+    "tcp",
+    "2",
+    2,
+    1,
+    2,
+    "the highest tcp wire version this side offers (1 speaks exactly as a version-1 peer, "
+    "e.g. during a rolling upgrade; read per connection)"};
+
 // Every declared tunable, in the order the docs list them.
 std::span<const Spec *const> all() noexcept;
 // The declaration of `name`, or nullptr.
@@ -202,12 +246,17 @@ struct Keepalive {
 bool parse_keepalive(const char *value, Keepalive *out) noexcept;
 // Strict parse of a kInt value within [spec.min, spec.max].
 bool parse_int(const Spec &spec, const char *value, long *out) noexcept;
+// The index in spec.choices of `value` (a kChoice tunable), or -1.
+int choice_index(const Spec &spec, const char *value) noexcept;
 
 // Readers (provider side: a rejected value is traced as a DAPL warning, tag "tunables").
 // The value of a kInt tunable: the environment's if valid, else the default.
 long read_int(const Spec &spec) noexcept;
 // The value of a kKeepalive tunable: the environment's if valid, else the default.
 Keepalive read_keepalive(const Spec &spec) noexcept;
+// The index in spec.choices of a kChoice tunable's value: the environment's if valid, else
+// the default's.
+int read_choice(const Spec &spec) noexcept;
 // The raw value of a kPath tunable, or nullptr when unset (or empty).
 const char *read_path(const Spec &spec) noexcept;
 

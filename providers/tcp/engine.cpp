@@ -1,11 +1,15 @@
 #include "tcp/engine.hpp"
+#include "tunables/tunables.hpp"
 
 #include <sys/epoll.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 
 #include "trace/trace.hpp"
 
@@ -16,9 +20,31 @@ constexpr int kTickMs = 50;
 constexpr int kBatch = 64;
 // While consumers poll, the thread looks again this often whether they still do.
 constexpr int kBackoffMs = 1;
+constexpr unsigned long kMaxSpinUs = 1'000'000;
+
 }  // namespace
 
-Engine::Engine() {
+// The progress tunables, read through their declarations (common/tunables).
+ProgressPolicy ProgressPolicy::from_env() noexcept {
+    namespace tun = opendat::tunables;
+    ProgressPolicy p;
+    switch (tun::read_choice(tun::kTcpProgress)) {  // "adaptive,busy,sleep"
+        case 1:
+            p.mode = Mode::Busy;
+            break;
+        case 2:
+            p.mode = Mode::Sleep;
+            break;
+        default:
+            break;
+    }
+    p.spin_us = static_cast<std::uint32_t>(tun::read_int(tun::kTcpSpinUs));
+    p.wait_spin_us = static_cast<std::uint32_t>(tun::read_int(tun::kTcpWaitSpinUs));
+    if (p.mode == Mode::Sleep) p.spin_us = p.wait_spin_us = 0;
+    return p;
+}
+
+Engine::Engine(const ProgressPolicy &policy) : policy_(policy) {
     epfd_ = epoll_create1(EPOLL_CLOEXEC);
     evfd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (epfd_ < 0 || evfd_ < 0) return;
@@ -122,9 +148,33 @@ void Engine::poll_inline() noexcept {
     if (n > 0) dispatch(events, n, false);
 }
 
+void Engine::hand_back() noexcept {
+    // Pairs with run(): either the thread sees the flag before it backs off, or we see it
+    // backing off and wake it (both sequentially consistent).
+    handed_back_.store(true);
+    if (backing_off_.load()) wake();
+}
+
+int Engine::spin(epoll_event *events, std::uint64_t polls_at_start, std::uint32_t us) noexcept {
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + std::chrono::microseconds(us);
+    for (std::uint32_t i = 1;; ++i) {
+        int n = epoll_wait(epfd_, events, kBatch, 0);
+        if (n != 0) return n;
+        if (stop_.load(std::memory_order_relaxed)) return 0;
+        // A consumer polls now: leave the events to it (run() backs off).
+        if (inline_polls_.load(std::memory_order_relaxed) != polls_at_start) return 0;
+        if (i % 16 == 0 && Clock::now() >= deadline) return 0;
+        // Adaptive: the consumer this thread just woke may share our CPU; let it run first.
+        if (policy_.mode != ProgressPolicy::Mode::Busy) sched_yield();
+    }
+}
+
 void Engine::run() noexcept {
     epoll_event events[kBatch];
     std::vector<Pollable *> ticks;
+    const bool busy = policy_.mode == ProgressPolicy::Mode::Busy;
+    bool active = false;  // the last round found events: adaptive mode polls before sleeping
     while (!stop_.load()) {
         bool ticking;
         {
@@ -136,7 +186,12 @@ void Engine::run() noexcept {
             ticking = !ticking_.empty();
         }
         std::uint64_t polls = inline_polls_.load(std::memory_order_relaxed);
-        if (polls != seen_polls_) {
+        bool back_off = polls != seen_polls_;
+        if (back_off) {
+            backing_off_.store(true);
+            if (handed_back_.exchange(false)) back_off = false;  // the consumer went to sleep
+        }
+        if (back_off) {
             // A consumer is polling and making progress itself. Were this thread in
             // epoll_wait too, every arrival would wake it as well: a context switch and a
             // contended lock per message, and on a small machine a core taken from the
@@ -148,10 +203,27 @@ void Engine::run() noexcept {
                 std::uint64_t v;
                 [[maybe_unused]] ssize_t r = read(evfd_, &v, sizeof v);
             }
+            backing_off_.store(false);
             if (ticking) run_ticks(ticks);
+            active = false;
             continue;
         }
-        int n = epoll_wait(epfd_, events, kBatch, ticking ? kTickMs : -1);
+        backing_off_.store(false);
+        seen_polls_ = polls;
+        int n = 0;
+        if (busy)  // never sleeps; returns now and then for ticks and shutdown
+            n = spin(events, polls, kTickMs * 1000u);
+        else if (active && policy_.spin_us > 0)
+            n = spin(events, polls, policy_.spin_us);
+        // Sleep only if the spin ended quietly and no consumer has started polling.
+        if (n == 0 && !busy && inline_polls_.load(std::memory_order_relaxed) == polls) {
+            // Going to sleep in epoll_wait: a hand-back from before is served by it. (Cleared
+            // only here: a hand-back must survive a round that ends in a back-off, or the
+            // sleeping consumer's next arrival waits out the back-off.)
+            handed_back_.store(false);
+            n = epoll_wait(epfd_, events, kBatch, ticking ? kTickMs : -1);
+        }
+        active = n > 0;
         if (n < 0 && errno != EINTR) {
             DAPL_TRC(trace::kError, "engine", "epoll_wait failed: errno %d", errno);
             break;

@@ -6,6 +6,11 @@
 // from its last epoll_wait: retire() parks the object in a util::DeferredFree, and the
 // thread drains it at the top of its next iteration. util's EP objects wait there too
 // (defer), behind the TcpEp that refers to them.
+//
+// Adaptive progress (see ProgressPolicy): after activity the thread keeps looking with
+// epoll_wait(timeout 0) for a bounded time before it sleeps, so a message that follows
+// soon after the last one (the next request of a ping-pong, the next RDMA read at a
+// passive target) is found without a wake-up.
 #pragma once
 
 #include <sys/epoll.h>
@@ -30,9 +35,23 @@ class Pollable {
     virtual void on_tick(std::chrono::steady_clock::time_point) noexcept {}
 };
 
+// How the progress thread waits; read once per engine from the environment (see
+// docs/configuration.md, "Progress"):
+//   DAT_TCP_PROGRESS      adaptive (default) | busy | sleep
+//   DAT_TCP_SPIN_US       adaptive: microseconds of polling after the last event (50, 0..1000000)
+//   DAT_TCP_WAIT_SPIN_US  dat_evd_wait: microseconds the consumer progresses inline before it
+//                         sleeps (50, 0..1000000)
+struct ProgressPolicy {
+    enum class Mode { Adaptive, Busy, Sleep };
+    Mode mode = Mode::Adaptive;
+    std::uint32_t spin_us = 50;
+    std::uint32_t wait_spin_us = 50;
+    static ProgressPolicy from_env() noexcept;
+};
+
 class Engine {
   public:
-    Engine();
+    explicit Engine(const ProgressPolicy &policy = ProgressPolicy::from_env());
     ~Engine();  // stops the thread and deletes every object still registered or parked
     Engine(const Engine &) = delete;
     Engine &operator=(const Engine &) = delete;
@@ -52,6 +71,11 @@ class Engine {
     // progress thread is dispatching (it will handle them). While a consumer keeps doing
     // this, the progress thread stays out of epoll_wait (see run()).
     void poll_inline() noexcept;
+    // A consumer that progressed inline is about to sleep: the thread takes over at once
+    // instead of after its back-off (a polling consumer's completions would otherwise wait
+    // up to that long).
+    void hand_back() noexcept;
+    const ProgressPolicy &policy() const noexcept { return policy_; }
 
   private:
     void run() noexcept;
@@ -59,6 +83,11 @@ class Engine {
     void dispatch(epoll_event *events, int n, bool progress_thread) noexcept;
     void wake() noexcept;
 
+    // Adaptive/busy: epoll_wait(0) until an event or the spin time is over. Returns the
+    // events found (0: the spin ended quietly, go to sleep).
+    int spin(epoll_event *events, std::uint64_t polls_at_start, std::uint32_t us) noexcept;
+
+    const ProgressPolicy policy_;
     int epfd_ = -1;
     int evfd_ = -1;
     bool ok_ = false;
@@ -67,7 +96,9 @@ class Engine {
     // while it moves, a consumer drives progress and the thread must not compete with it
     // for the same events. (A counter, not a timestamp: no clock read per poll.)
     std::atomic<std::uint64_t> inline_polls_{0};
-    std::uint64_t seen_polls_ = 0;  // progress thread only
+    std::uint64_t seen_polls_ = 0;          // progress thread only
+    std::atomic<bool> handed_back_{false};  // hand_back() since the thread last looked
+    std::atomic<bool> backing_off_{false};  // the thread sleeps on the eventfd only
     std::mutex mu_;
     // Held while events are dispatched and while parked objects are deleted, so an inline
     // poller never dispatches to an object being freed.

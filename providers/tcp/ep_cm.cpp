@@ -67,10 +67,8 @@ constexpr std::chrono::milliseconds kRetryInterval{20};
 // implemented (none below version 2). Read per connection: not on the data path.
 WireTerms local_terms() noexcept {
     WireTerms t{kWireVersion, kCapsImplemented};
-    if (const char *v = std::getenv("DAT_TCP_WIRE_VERSION"); v != nullptr && *v != '\0') {
-        long n = std::strtol(v, nullptr, 10);
-        if (n >= 1 && n < kWireVersion) t.version = static_cast<std::uint8_t>(n);
-    }
+    const long v = tunables::read_int(tunables::kTcpWireVersion);
+    if (v >= 1 && v < kWireVersion) t.version = static_cast<std::uint8_t>(v);
     if (t.version < 2) t.caps = 0;
     return t;
 }

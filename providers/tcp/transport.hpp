@@ -57,6 +57,8 @@ class TcpTransport final : public util::Transport {
     DAT_RETURN cr_reject(util::Cr *cr, DAT_COUNT pdata_len, const void *pdata) noexcept override;
     void cr_destroy(util::Cr *cr) noexcept override;
     void progress_inline() noexcept override { engine_.poll_inline(); }
+    std::uint32_t wait_spin_us() const noexcept override { return engine_.policy().wait_spin_us; }
+    void end_inline_progress() noexcept override { engine_.hand_back(); }
 
     Engine &engine() noexcept { return engine_; }
     util::Ia *ia() const noexcept { return ia_; }

@@ -96,8 +96,44 @@ DAT_RETURN Evd::wait_checks_locked(DAT_COUNT threshold) const noexcept {
     return DAT_SUCCESS;
 }
 
+bool Evd::spin_until(DAT_TIMEOUT timeout_us, DAT_COUNT threshold) noexcept {
+    if (progress_ == nullptr || !(flags & DAT_EVD_DTO_FLAG) || timeout_us == 0) return false;
+    std::uint32_t us = progress_->wait_spin_us();
+    if (us == 0) return false;
+    if (timeout_us != DAT_TIMEOUT_INFINITE && timeout_us < us) us = timeout_us;
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + std::chrono::microseconds(us);
+    for (std::uint32_t i = 1;; ++i) {
+        {
+            std::lock_guard lk(mu_);
+            if (count_ >= static_cast<std::size_t>(threshold) || !waitable_) return true;
+        }
+        progress_->progress_inline();
+        if (i % 8 == 0 && Clock::now() >= deadline) break;
+    }
+    progress_->end_inline_progress();
+    return false;
+}
+
 DAT_RETURN Evd::ring_wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
                           DAT_COUNT *nmore) noexcept {
+    {
+        std::lock_guard lk(mu_);
+        if (DAT_RETURN rc = wait_checks_locked(threshold); rc != DAT_SUCCESS) return rc;
+        if (waiters_ > 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
+    }
+    // The transport may progress on this thread for a short while first: a completion
+    // that arrives soon is then reaped here without a wake-up of another thread.
+    const auto spin_start = std::chrono::steady_clock::now();
+    if (!spin_until(timeout_us, threshold) && timeout_us != DAT_TIMEOUT_INFINITE) {
+        // The spin counts against the consumer's timeout.
+        auto spent = std::chrono::duration_cast<std::chrono::microseconds>(
+                         std::chrono::steady_clock::now() - spin_start)
+                         .count();
+        timeout_us = spent >= static_cast<long long>(timeout_us)
+                         ? 0
+                         : timeout_us - static_cast<DAT_TIMEOUT>(spent);
+    }
     std::unique_lock lk(mu_);
     if (DAT_RETURN rc = wait_checks_locked(threshold); rc != DAT_SUCCESS) return rc;
     if (waiters_ > 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);

@@ -86,6 +86,9 @@ struct Evd : Header {
     bool pop_locked(DAT_EVENT *out) noexcept;
     // dat_evd_wait's checks of the EVD itself, for the ring and the backend alike.
     DAT_RETURN wait_checks_locked(DAT_COUNT threshold) const noexcept;
+    // Progress inline until threshold events are queued, the EVD turns unwaitable, or the
+    // transport's wait_spin_us() is over (true if the wait can end at once).
+    bool spin_until(DAT_TIMEOUT timeout_us, DAT_COUNT threshold) noexcept;
     DAT_RETURN ring_wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
                          DAT_COUNT *nmore) noexcept;
 

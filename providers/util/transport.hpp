@@ -25,6 +25,8 @@
 
 #include <sys/socket.h>
 
+#include <cstdint>
+
 #include <dat2/udat.h>
 
 #include "util/deferred_free.hpp"
@@ -135,6 +137,11 @@ class Transport {
     // A consumer polls an empty DTO EVD: make progress on its thread, without blocking,
     // so that polling costs no thread hop. May do nothing.
     virtual void progress_inline() noexcept {}
+    // dat_evd_wait on a DTO EVD: microseconds to call progress_inline() and look again
+    // before sleeping (0: sleep at once). end_inline_progress() follows a spin that found
+    // nothing, so whoever progresses in the background takes over before the consumer sleeps.
+    virtual std::uint32_t wait_spin_us() const noexcept { return 0; }
+    virtual void end_inline_progress() noexcept {}
 
     // --- Device hooks --------------------------------------------------------------
     // Each is called after util's checks, before util's object is handed out (create)

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Smoke test of tools/datbench: a tiny run over loopback must complete and print both
-# tables (latency, bandwidth) and write the CSV. Speed is not checked here.
+# Smoke test of tools/datbench: a tiny run over loopback must complete and print its
+# tables (latency with RDMA read, message rate, bandwidth) and write the CSV, with the
+# processes pinned (server CPU 0, client the last CPU). Speed is not checked here.
 #
 #   run_datbench_smoke.sh <datbench> <dat.conf> <port> [datbench options...]
 set -u
@@ -12,19 +13,35 @@ flock -w 600 9 || echo "warning: could not lock /tmp/opendat-fixed-ports.lock"
 csv=$(mktemp)
 trap 'rm -f "$csv"' EXIT
 out=$(DAT_OVERRIDE=$conf timeout 300 "$bin" -q -n 100 --warmup 10 -b 65536 -r 1 \
-    --lat-max 65536 --bw-max 1048576 --port "$port" --csv "$csv" "$@" 2>&1)
+    --lat-max 65536 --bw-max 1048576 --rate-msgs 2000 --server-cpu 0 \
+    --client-cpu $(($(nproc) - 1)) --port "$port" --csv "$csv" "$@" 2>&1)
 rc=$?
 echo "$out"
 fail=0
 [[ $rc -eq 0 ]] || { echo "FAIL: datbench exited with $rc"; fail=1; }
-for title in 'One-way latency' 'RDMA write, post to completion' 'Bandwidth'; do
+raw_only=0
+[[ " $* " == *" --raw-only "* ]] && raw_only=1
+titles=('One-way latency' 'Message rate' 'Bandwidth' 'placement: server on CPU 0')
+tests=(tcp_pingpong tcp_stream tcp_msgrate tcp_msgrate_batched)
+if [[ $raw_only -eq 0 ]]; then
+    titles+=('RDMA write, post to completion' 'DAT RDMA read (RTT/2)')
+    tests+=(dat_send_pingpong dat_write_pingpong dat_rdma_read_rtt dat_rdma_write dat_rdma_read
+        dat_send dat_write_rate dat_send_rate)
+else
+    # Only the baselines: no DAT row may appear.
+    ! grep -q ',dat_' "$csv" || { echo "FAIL: --raw-only wrote DAT rows"; fail=1; }
+fi
+for title in "${titles[@]}"; do
     grep -qF "$title" <<<"$out" || { echo "FAIL: no '$title' table"; fail=1; }
 done
 for row in '|      8 B |' '|   64 KiB |' '|    1 MiB |'; do
     grep -qF "$row" <<<"$out" || { echo "FAIL: no row '$row'"; fail=1; }
 done
 head -1 "$csv" | grep -q '^section,test,size' || { echo "FAIL: CSV header missing"; fail=1; }
-for t in tcp_pingpong dat_send_pingpong dat_write_pingpong tcp_stream dat_rdma_write dat_rdma_read dat_send; do
+for t in "${tests[@]}"; do
     grep -q ",$t," "$csv" || { echo "FAIL: CSV has no $t rows"; fail=1; }
 done
+# The baseline matches the mode: busy-polled when DAT polls, blocking when it waits.
+if [[ " $* " == *" --wait "* ]]; then want='raw TCP baseline: blocking'; else want='raw TCP baseline: busy-polled'; fi
+grep -qF "$want" <<<"$out" || { echo "FAIL: no '$want' line"; fail=1; }
 exit $fail

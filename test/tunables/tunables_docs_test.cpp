@@ -51,7 +51,9 @@ std::string rendered_table() {
         t += "` | ";
         t += s->type == tun::Type::kInt
                  ? std::to_string(s->min) + ".." + std::to_string(s->max)
-                 : std::string(s->type == tun::Type::kTraceLevel ? "0..10" : "");
+                 : std::string(s->type == tun::Type::kTraceLevel ? "0..10"
+                               : s->type == tun::Type::kChoice    ? s->choices
+                                                                  : "");
         t += " | ";
         t += s->reader;
         t += " | ";

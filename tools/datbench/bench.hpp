@@ -22,7 +22,8 @@ struct Bench {
     Results &results;
 };
 
-// Latency (ping-pongs report half the round trip).
+// Latency (ping-pongs report half the round trip). The raw-TCP twin is busy-polled when
+// DAT polls and blocking when DAT waits, so each mode is compared with its like.
 bool tcp_pingpong(Bench &b, std::uint32_t size);
 bool dat_send_pingpong(Bench &b, std::uint32_t size);
 // Polling: the receiver spins on the last byte of its buffer (and on an empty
@@ -32,12 +33,22 @@ bool dat_write_pingpong(Bench &b, std::uint32_t size);
 // Post to completion of one RDMA write at the initiator, with delayed_ack off or on.
 // Returns true without a row when the provider refuses delayed_ack.
 bool dat_write_completion(Bench &b, std::uint32_t size, bool delayed_ack);
+// One RDMA read, post to completion; the target's application does not take part (its
+// consumer waits on the control connection), as in a real one-sided exchange.
+bool dat_read_latency(Bench &b, std::uint32_t size);
 
 // Bandwidth over `count` messages of `size`; *mb_s set on the client.
 bool tcp_stream(Bench &b, std::uint32_t size, std::uint64_t count, double *mb_s);
-bool dat_write_bw(Bench &b, std::uint32_t size, std::uint64_t count, double *mb_s);
+// `cap`: requests kept in flight (bounded by the EP's queue).
+bool dat_write_bw(Bench &b, std::uint32_t size, std::uint64_t count, double *mb_s,
+                  std::uint32_t cap = 32);
 bool dat_read_bw(Bench &b, std::uint32_t size, std::uint64_t count, double *mb_s);
-bool dat_send_bw(Bench &b, std::uint32_t size, std::uint64_t count, double *mb_s);
+bool dat_send_bw(Bench &b, std::uint32_t size, std::uint64_t count, double *mb_s,
+                 std::uint32_t cap = 32);
+
+// Message rate: plan.rate_msgs messages of plan.rate_size; *mops set on the client.
+// Raw TCP with one send() per message, or `batched` with plan.rate_window per send().
+bool tcp_msgrate(Bench &b, bool batched, double *mops);
 
 // Rounds for a latency measurement of `size` (fewer for large messages).
 std::uint32_t latency_rounds(const Plan &p, std::uint32_t size, bool warmup);

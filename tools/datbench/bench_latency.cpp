@@ -64,13 +64,15 @@ bool tcp_pingpong(Bench &b, std::uint32_t size) {
     std::vector<double> samples;
     samples.reserve(n);
     unsigned char *buf = b.tcp_buf.data();
+    const bool spin = b.plan.wait == 0;
     if (!barrier(b.control)) return false;
     for (std::uint32_t i = 0; i < warm + n; ++i) {
         if (b.client) {
             auto t0 = Clock::now();
-            if (!send_all(b.data, buf, size) || !recv_all(b.data, buf, size)) return false;
+            if (!send_all(b.data, buf, size, spin) || !recv_all(b.data, buf, size, spin))
+                return false;
             if (i >= warm) samples.push_back(us_between(t0, Clock::now()) / 2);
-        } else if (!recv_all(b.data, buf, size) || !send_all(b.data, buf, size)) {
+        } else if (!recv_all(b.data, buf, size, spin) || !send_all(b.data, buf, size, spin)) {
             return false;
         }
     }
@@ -152,6 +154,23 @@ bool dat_write_completion(Bench &b, std::uint32_t size, bool delayed_ack) {
         record(b, delayed_ack ? kWriteCompletionAck : kWriteCompletion, size, &samples);
     }
     // The server only lets its provider answer; it waits here.
+    return barrier(b.control);
+}
+
+bool dat_read_latency(Bench &b, std::uint32_t size) {
+    const std::uint32_t warm = latency_rounds(b.plan, size, true);
+    const std::uint32_t n = latency_rounds(b.plan, size, false);
+    std::vector<double> samples;
+    samples.reserve(n);
+    if (!barrier(b.control)) return false;
+    if (b.client) {
+        for (std::uint32_t i = 0; i < warm + n; ++i) {
+            auto t0 = Clock::now();
+            if (!b.dat.post_read(size, 0) || !b.dat.next_request()) return false;
+            if (i >= warm) samples.push_back(us_between(t0, Clock::now()) / 2);
+        }
+        record(b, kReadLatency, size, &samples);
+    }
     return barrier(b.control);
 }
 

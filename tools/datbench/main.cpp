@@ -7,11 +7,13 @@
 // listens on the control port, so once the client's control connection is accepted the
 // DAT connect finds a listener. The client sends its Plan; both then run the same
 // sequence of measurements, with barriers on the control connection between them.
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -29,6 +31,23 @@ namespace {
 
 constexpr int kStartupTimeoutMs = 30'000;
 
+// CPU time of the whole process (every thread, the provider's progress threads included).
+struct CpuClock {
+    std::chrono::steady_clock::time_point wall = std::chrono::steady_clock::now();
+    double cpu = used();
+    static double used() {
+        rusage u{};
+        getrusage(RUSAGE_SELF, &u);
+        return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+               static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+    }
+    // {seconds, percent of one CPU} since construction.
+    std::pair<double, double> since() const {
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
+        return {s, s > 0 ? 100.0 * (used() - cpu) / s : 0};
+    }
+};
+
 void progress(const Options &o, bool client, const char *what, std::uint32_t size) {
     if (client && !o.quiet) std::fprintf(stderr, "datbench: %s %u bytes\n", what, size);
 }
@@ -40,13 +59,42 @@ bool run_plan(const Options &o, bool client, const Plan &plan, const Sock &contr
     for (std::uint32_t s : sizes(plan.lat_min, plan.lat_max, plan.step)) {
         progress(o, client, "latency", s);
         // Baseline and DAT back to back per size, so load changes hit both alike.
-        if (!tcp_pingpong(b, s) || !dat_send_pingpong(b, s) || !dat_write_pingpong(b, s))
+        if (!tcp_pingpong(b, s)) return false;
+        if (plan.raw_only) continue;
+        if (!dat_send_pingpong(b, s) || !dat_write_pingpong(b, s) || !dat_read_latency(b, s))
             return false;
+    }
+    {
+        progress(o, client, "message rate", plan.rate_size);
+        // Interleaved repetitions, medians: load noise hits every test alike.
+        std::vector<double> tcp, tcpb, wr, snd;
+        double v = 0;
+        const std::uint64_t n = plan.rate_msgs;
+        if (!plan.raw_only && !dat_write_bw(b, plan.rate_size, n / 4 + 1, &v, plan.rate_window))
+            return false;
+        for (std::uint32_t r = 0; r < plan.bw_reps; ++r) {
+            if (!tcp_msgrate(b, false, &v)) return false;
+            tcp.push_back(v);
+            if (!tcp_msgrate(b, true, &v)) return false;
+            tcpb.push_back(v);
+            if (plan.raw_only) continue;
+            if (!dat_write_bw(b, plan.rate_size, n, &v, plan.rate_window)) return false;
+            wr.push_back(v / plan.rate_size);
+            if (!dat_send_bw(b, plan.rate_size, n, &v, plan.rate_window)) return false;
+            snd.push_back(v / plan.rate_size);
+        }
+        if (client) {
+            const char *names[] = {kTcpRate, kTcpRateBatched, kWriteRate, kSendRate};
+            std::vector<double> *sets[] = {&tcp, &tcpb, &wr, &snd};
+            for (int i = 0; i < (plan.raw_only ? 2 : 4); ++i)
+                results.rate.push_back(
+                    {names[i], plan.rate_size, n, plan.rate_window, median_of(*sets[i])});
+        }
     }
     std::vector<std::uint32_t> cpl_sizes{plan.lat_min, 4096, plan.lat_max};
     cpl_sizes.erase(std::unique(cpl_sizes.begin(), cpl_sizes.end()), cpl_sizes.end());
     for (std::uint32_t s : cpl_sizes) {
-        if (s > plan.lat_max) continue;
+        if (s > plan.lat_max || plan.raw_only) continue;
         progress(o, client, "write completion", s);
         if (!dat_write_completion(b, s, false) || !dat_write_completion(b, s, true)) return false;
     }
@@ -56,11 +104,13 @@ bool run_plan(const Options &o, bool client, const Plan &plan, const Sock &contr
         std::vector<double> tcp, wr, rd, snd;
         double v = 0;
         // A short untimed round first: connection buffers grown, pages touched.
-        if (!tcp_stream(b, s, count / 4 + 1, &v) || !dat_write_bw(b, s, count / 4 + 1, &v))
+        if (!tcp_stream(b, s, count / 4 + 1, &v) ||
+            (!plan.raw_only && !dat_write_bw(b, s, count / 4 + 1, &v)))
             return false;
         for (std::uint32_t r = 0; r < plan.bw_reps; ++r) {
             if (!tcp_stream(b, s, count, &v)) return false;
             tcp.push_back(v);
+            if (plan.raw_only) continue;
             if (!dat_write_bw(b, s, count, &v)) return false;
             wr.push_back(v);
             if (!dat_read_bw(b, s, count, &v)) return false;
@@ -71,12 +121,40 @@ bool run_plan(const Options &o, bool client, const Plan &plan, const Sock &contr
         if (client) {
             std::uint64_t bytes = count * s;
             results.bandwidth.push_back({kTcpStream, s, bytes, median_of(tcp)});
+            if (plan.raw_only) continue;
             results.bandwidth.push_back({kRdmaWrite, s, bytes, median_of(wr)});
             results.bandwidth.push_back({kRdmaRead, s, bytes, median_of(rd)});
             results.bandwidth.push_back({kSend, s, bytes, median_of(snd)});
         }
     }
     return true;
+}
+
+// Both peers: stay connected and idle, then run the plan, measuring the CPU time of each
+// period; the server sends its figures to the client, which records all four.
+bool run_measured(const Options &o, bool client, const Plan &plan, const Sock &control,
+                  const Sock &data, DatSession &dat, Results &results) {
+    if (plan.idle_s == 0) return run_plan(o, client, plan, control, data, dat, results);
+    progress(o, client, "idle seconds", plan.idle_s);
+    CpuClock idle;
+    std::this_thread::sleep_for(std::chrono::seconds(plan.idle_s));
+    auto [idle_s, idle_pct] = idle.since();
+    if (!barrier(control)) return false;
+    CpuClock run;
+    if (!run_plan(o, client, plan, control, data, dat, results)) return false;
+    auto [run_s, run_pct] = run.since();
+    double mine[4] = {idle_s, idle_pct, run_s, run_pct}, peer[4] = {};
+    if (!client) return send_all(control, mine, sizeof mine);
+    if (!recv_all(control, peer, sizeof peer)) return false;
+    results.cpu.push_back({"idle_client", mine[0], mine[1]});
+    results.cpu.push_back({"idle_server", peer[0], peer[1]});
+    results.cpu.push_back({"run_client", mine[2], mine[3]});
+    results.cpu.push_back({"run_server", peer[2], peer[3]});
+    return true;
+}
+
+std::string cpu_name(int cpu) {
+    return cpu < 0 ? std::string("not pinned") : "on CPU " + std::to_string(cpu);
 }
 
 std::string describe(const Options &o, const Plan &plan) {
@@ -90,19 +168,21 @@ std::string describe(const Options &o, const Plan &plan) {
             break;
         }
     }
-    char buf[512];
+    char buf[768];
     std::snprintf(buf, sizeof buf,
                   "datbench: IA %s, %s mode, peer %s; %s, %u CPUs, Linux %s\n"
                   "latency: %u rounds (%u warm-up) per size <= 4 KiB; bandwidth: %llu bytes x "
-                  "%u repetitions per size",
+                  "%u repetitions per size\nplacement: server %s, client %s",
                   o.ia.c_str(), plan.wait ? "waiting (dat_evd_wait)" : "polling (dat_evd_dequeue)",
                   o.role == Role::Loopback ? "forked on this host" : o.host.c_str(), cpu.c_str(),
                   std::thread::hardware_concurrency(), u.release, plan.lat_iters, plan.lat_warmup,
-                  static_cast<unsigned long long>(plan.bw_bytes), plan.bw_reps);
+                  static_cast<unsigned long long>(plan.bw_bytes), plan.bw_reps,
+                  cpu_name(o.server_cpu).c_str(), cpu_name(o.client_cpu).c_str());
     return buf;
 }
 
 int server(const Options &o) {
+    if (!pin_to_cpu(o.server_cpu)) std::perror("datbench: --server-cpu");
     Sock listener = listen_on(o.port);
     if (!listener) {
         std::perror("datbench: control port");
@@ -125,12 +205,13 @@ int server(const Options &o) {
     set_nodelay(data);
     if (!dat.accept(kStartupTimeoutMs) || !dat.exchange(control)) return 1;
     Results unused;
-    bool ok = barrier(control) && run_plan(o, false, plan, control, data, dat, unused);
+    bool ok = barrier(control) && run_measured(o, false, plan, control, data, dat, unused);
     dat.close();
     return ok ? 0 : 1;
 }
 
 int client(const Options &o) {
+    if (!pin_to_cpu(o.client_cpu)) std::perror("datbench: --client-cpu");
     const Plan &plan = o.plan;
     sockaddr_storage addr{};
     if (!resolve(o.host, o.port, &addr)) {
@@ -152,13 +233,15 @@ int client(const Options &o) {
     set_nodelay(data);
     if (!dat.connect(addr, o.port + 1u) || !dat.exchange(control)) return 1;
     Results results;
-    bool ok = barrier(control) && run_plan(o, true, plan, control, data, dat, results);
+    bool ok = barrier(control) && run_measured(o, true, plan, control, data, dat, results);
     dat.close();
     if (!ok) {
         std::fprintf(stderr, "datbench: run failed\n");
         return 1;
     }
-    print_tables(stdout, results, describe(o, plan));
+    print_tables(
+        stdout, results, describe(o, plan),
+        plan.wait ? "blocking send()/recv()" : "busy-polled (non-blocking send()/recv() retried)");
     if (!o.csv.empty() && !write_csv(o.csv, results)) {
         std::perror(("datbench: " + o.csv).c_str());
         return 1;

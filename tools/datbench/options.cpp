@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include <getopt.h>
+#include <sched.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -34,6 +35,12 @@ void usage(std::FILE *to) {
                  "      --bw-min N       smallest bandwidth message (4096)\n"
                  "      --bw-max N       largest bandwidth message (4194304)\n"
                  "      --step 2|4       size factor between rows (4)\n"
+                 "      --rate-msgs N    messages per message-rate measurement (200000)\n"
+                 "      --cpu-idle N     first stay connected and idle for N s and report the\n"
+                 "                       CPU time both processes used then and during the run\n"
+                 "      --raw-only       only the raw-TCP baselines (for tools/bench_*.sh)\n"
+                 "      --server-cpu N   pin the server process to CPU N\n"
+                 "      --client-cpu N   pin the client process to CPU N\n"
                  "      --csv FILE       also write every row as CSV\n"
                  "  -q, --quiet          no progress lines on stderr\n"
                  "  -h, --help\n");
@@ -59,7 +66,21 @@ std::vector<std::uint32_t> sizes(std::uint32_t min, std::uint32_t max, std::uint
 }
 
 bool parse_options(int argc, char **argv, Options *o, int *exit_code) {
-    enum { kWarmup = 1000, kLatMax, kBwMin, kBwMax, kStep, kCsv, kServer, kClient };
+    enum {
+        kWarmup = 1000,
+        kLatMax,
+        kBwMin,
+        kBwMax,
+        kStep,
+        kCsv,
+        kServer,
+        kClient,
+        kRateMsgs,
+        kServerCpu,
+        kClientCpu,
+        kRawOnly,
+        kCpuIdle
+    };
     static const option longs[] = {
         {"ia", required_argument, nullptr, 'i'},
         {"port", required_argument, nullptr, 'p'},
@@ -73,6 +94,11 @@ bool parse_options(int argc, char **argv, Options *o, int *exit_code) {
         {"bw-max", required_argument, nullptr, kBwMax},
         {"step", required_argument, nullptr, kStep},
         {"csv", required_argument, nullptr, kCsv},
+        {"rate-msgs", required_argument, nullptr, kRateMsgs},
+        {"server-cpu", required_argument, nullptr, kServerCpu},
+        {"raw-only", no_argument, nullptr, kRawOnly},
+        {"cpu-idle", required_argument, nullptr, kCpuIdle},
+        {"client-cpu", required_argument, nullptr, kClientCpu},
         {"server", no_argument, nullptr, kServer},
         {"client", required_argument, nullptr, kClient},
         {"quiet", no_argument, nullptr, 'q'},
@@ -129,6 +155,22 @@ bool parse_options(int argc, char **argv, Options *o, int *exit_code) {
             case kStep:
                 ok = number(optarg, 2, 4, &v) && v != 3;
                 o->plan.step = static_cast<std::uint32_t>(v);
+                break;
+            case kRateMsgs:
+                ok = number(optarg, 64, 100'000'000, &v);
+                o->plan.rate_msgs = static_cast<std::uint32_t>(v);
+                break;
+            case kCpuIdle:
+                ok = number(optarg, 1, 3600, &v);
+                o->plan.idle_s = static_cast<std::uint32_t>(v);
+                break;
+            case kRawOnly:
+                o->plan.raw_only = 1;
+                break;
+            case kServerCpu:
+            case kClientCpu:
+                ok = number(optarg, 0, CPU_SETSIZE - 1, &v);
+                (c == kServerCpu ? o->server_cpu : o->client_cpu) = static_cast<int>(v);
                 break;
             case kCsv:
                 o->csv = optarg;

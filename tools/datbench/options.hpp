@@ -20,6 +20,12 @@ struct Plan {
     std::uint32_t bw_min = 4u << 10, bw_max = 4u << 20;
     std::uint32_t step = 4;  // sizes grow by this factor (2 or 4); the maximum is always run
     std::uint8_t wait = 0;   // dat_evd_wait instead of polling dat_evd_dequeue
+    std::uint32_t rate_msgs = 200000;  // messages per message-rate measurement
+    std::uint32_t rate_window = 64;    // requests in flight for the message rate
+    std::uint32_t rate_size = 8;
+    std::uint8_t raw_only = 0;
+    std::uint32_t idle_s = 0;  // --cpu-idle: seconds connected and idle, CPU time measured  // only
+                               // the raw-TCP figures (baselines for other tools' runs)
 };
 
 struct Options {
@@ -30,6 +36,7 @@ struct Options {
                                  // ephemeral range, so no outgoing connection holds it)
     std::string csv;             // --csv FILE
     bool quiet = false;
+    int server_cpu = -1, client_cpu = -1;  // --server-cpu / --client-cpu (-1: not pinned)
     Plan plan;
 };
 

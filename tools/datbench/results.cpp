@@ -58,28 +58,39 @@ std::vector<std::uint32_t> sizes_of(const std::vector<Row> &rows) {
 const char *baseline_of(const std::string &test) {
     if (test == kTcpStream || test == kRdmaWrite || test == kRdmaRead || test == kSend)
         return kTcpStream;
+    if (test == kTcpRate || test == kTcpRateBatched || test == kWriteRate || test == kSendRate)
+        return kTcpRate;
     return kTcpPingPong;
+}
+
+const RateRow *find_rate(const Results &r, const char *test) {
+    for (const auto &row : r.rate)
+        if (row.test == test) return &row;
+    return nullptr;
 }
 
 }  // namespace
 
-void print_tables(std::FILE *out, const Results &r, const std::string &header) {
-    std::fprintf(out, "%s\n", header.c_str());
+void print_tables(std::FILE *out, const Results &r, const std::string &header,
+                  const char *baseline) {
+    std::fprintf(out, "%s\nraw TCP baseline: %s, same connection set-up, same process placement\n",
+                 header.c_str(), baseline);
     if (!r.latency.empty()) {
         std::fprintf(out,
                      "\nOne-way latency, microseconds (median / p99; ratio = median / raw TCP "
                      "median)\n");
-        std::fprintf(out, "| %-8s | %-17s | %-26s | %-26s |\n", "size", "raw TCP ping-pong",
-                     "DAT send/recv ping-pong", "DAT RDMA-write ping-pong");
+        std::fprintf(out, "| %-8s | %-17s | %-26s | %-26s | %-26s |\n", "size", "raw TCP ping-pong",
+                     "DAT send/recv ping-pong", "DAT RDMA-write ping-pong",
+                     "DAT RDMA read (RTT/2)");
         std::fprintf(out,
                      "|----------|-------------------|----------------------------|------"
-                     "----------------------|\n");
+                     "----------------------|----------------------------|\n");
         for (std::uint32_t s : sizes_of(r.latency)) {
             const LatencyRow *b = find_lat(r, kTcpPingPong, s);
             if (b == nullptr) continue;
-            char cells[2][64];
-            const char *tests[2] = {kSendPingPong, kWritePingPong};
-            for (int i = 0; i < 2; ++i) {
+            char cells[3][64];
+            const char *tests[3] = {kSendPingPong, kWritePingPong, kReadLatency};
+            for (int i = 0; i < 3; ++i) {
                 const LatencyRow *x = find_lat(r, tests[i], s);
                 if (x == nullptr)
                     std::snprintf(cells[i], sizeof cells[i], "-");
@@ -87,8 +98,9 @@ void print_tables(std::FILE *out, const Results &r, const std::string &header) {
                     std::snprintf(cells[i], sizeof cells[i], "%7.2f / %7.2f  %5.2fx", x->median_us,
                                   x->p99_us, b->median_us > 0 ? x->median_us / b->median_us : 0);
             }
-            std::fprintf(out, "| %8s | %7.2f / %7.2f | %-26s | %-26s |\n", size_str(s).c_str(),
-                         b->median_us, b->p99_us, cells[0], cells[1]);
+            std::fprintf(out, "| %8s | %7.2f / %7.2f | %-26s | %-26s | %-26s |\n",
+                         size_str(s).c_str(), b->median_us, b->p99_us, cells[0], cells[1],
+                         cells[2]);
         }
         bool any_ack = false;
         for (const auto &row : r.latency) any_ack |= row.test == kWriteCompletion;
@@ -114,6 +126,31 @@ void print_tables(std::FILE *out, const Results &r, const std::string &header) {
                              d->median_us - a->median_us);
             }
         }
+    }
+    if (const RateRow *base = find_rate(r, kTcpRate); base != nullptr) {
+        std::fprintf(out,
+                     "\nMessage rate, %u-byte messages, %u in flight, million messages/s "
+                     "(median; ratio = figure / raw TCP, one send() per message)\n",
+                     base->size, base->window);
+        std::fprintf(out, "| %-44s | %-16s |\n", "test", "Mmsg/s   ratio");
+        std::fprintf(out, "|----------------------------------------------|------------------|\n");
+        const char *names[][2] = {{kTcpRate, "raw TCP, one send() per message"},
+                                  {kTcpRateBatched, "raw TCP, batched (window per send())"},
+                                  {kWriteRate, "DAT RDMA write, signaled"},
+                                  {kSendRate, "DAT send/recv, signaled"}};
+        for (const auto &n : names) {
+            const RateRow *x = find_rate(r, n[0]);
+            if (x == nullptr) continue;
+            std::fprintf(out, "| %-44s | %7.3f  %5.2fx |\n", n[1], x->mops,
+                         base->mops > 0 ? x->mops / base->mops : 0);
+        }
+    }
+    if (!r.cpu.empty()) {
+        std::fprintf(
+            out, "\nCPU time (user + system, all threads of the process), percent of one CPU\n");
+        for (const auto &c : r.cpu)
+            std::fprintf(out, "  %-12s %6.2f %% over %.1f s\n", c.what.c_str(), c.percent,
+                         c.seconds);
     }
     if (!r.bandwidth.empty()) {
         std::fprintf(out,
@@ -159,6 +196,14 @@ bool write_csv(const std::string &path, const Results &r) {
         std::fprintf(f, "bandwidth,%s,%u,%llu,,,%.1f,%s,%.4f\n", row.test.c_str(), row.size,
                      static_cast<unsigned long long>(row.bytes / (row.size ? row.size : 1)),
                      row.mb_s, baseline_of(row.test), ratio);
+    }
+    for (const auto &row : r.cpu)
+        std::fprintf(f, "cpu,%s,0,%.0f,,,%.3f,,\n", row.what.c_str(), row.seconds, row.percent);
+    const RateRow *rb = find_rate(r, kTcpRate);
+    for (const auto &row : r.rate) {
+        double ratio = rb != nullptr && rb->mops > 0 ? row.mops / rb->mops : 0;
+        std::fprintf(f, "rate,%s,%u,%llu,,,%.4f,%s,%.4f\n", row.test.c_str(), row.size,
+                     static_cast<unsigned long long>(row.msgs), row.mops, kTcpRate, ratio);
     }
     return std::fclose(f) == 0;
 }

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -112,6 +113,42 @@ bool recv_all(const Sock &s, void *p, std::size_t n) {
         n -= static_cast<std::size_t>(r);
     }
     return true;
+}
+
+namespace {
+// Retries a non-blocking call until it moved everything (EAGAIN: try again at once).
+template <class Io, class Ptr>
+bool spin_all(Io io, Ptr c, std::size_t n) {
+    while (n > 0) {
+        ssize_t r = io(c, n);
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+        if (r <= 0) return false;
+        c += r;
+        n -= static_cast<std::size_t>(r);
+    }
+    return true;
+}
+}  // namespace
+
+bool send_all(const Sock &s, const void *p, std::size_t n, bool spin) {
+    if (!spin) return send_all(s, p, n);
+    return spin_all([&](const char *c,
+                        std::size_t k) { return send(s.fd(), c, k, MSG_NOSIGNAL | MSG_DONTWAIT); },
+                    static_cast<const char *>(p), n);
+}
+
+bool recv_all(const Sock &s, void *p, std::size_t n, bool spin) {
+    if (!spin) return recv_all(s, p, n);
+    return spin_all([&](char *c, std::size_t k) { return recv(s.fd(), c, k, MSG_DONTWAIT); },
+                    static_cast<char *>(p), n);
+}
+
+bool pin_to_cpu(int cpu) {
+    if (cpu < 0) return true;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set) == 0;
 }
 
 bool barrier(const Sock &s) {

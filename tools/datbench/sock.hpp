@@ -37,6 +37,12 @@ void set_nodelay(const Sock &s);
 
 bool send_all(const Sock &s, const void *p, std::size_t n);
 bool recv_all(const Sock &s, void *p, std::size_t n);
+// Busy-polled: non-blocking calls retried until done, the raw-TCP twin of a polling DAT
+// consumer (no sleep, no wake-up). `spin` false: the blocking calls above.
+bool send_all(const Sock &s, const void *p, std::size_t n, bool spin);
+bool recv_all(const Sock &s, void *p, std::size_t n, bool spin);
+// Binds the calling process to one CPU (cpu < 0: leaves it alone).
+bool pin_to_cpu(int cpu);
 // A one-byte exchange: both sides have reached the same point.
 bool barrier(const Sock &s);
 
