@@ -20,7 +20,7 @@ DAT_RETURN dat_cno_query(DAT_CNO_HANDLE cno, DAT_CNO_PARAM_MASK mask, DAT_CNO_PA
     return forward<&DAT_PROVIDER::cno_query_func, kBadCno>("dat_cno_query", cno, mask, param);
 }
 DAT_RETURN dat_cno_free(DAT_CNO_HANDLE cno) {
-    return forward<&DAT_PROVIDER::cno_free_func, kBadCno>("dat_cno_free", cno);
+    return forward_end<&DAT_PROVIDER::cno_free_func, kBadCno>("dat_cno_free", cno);
 }
 DAT_RETURN dat_cno_wait(DAT_CNO_HANDLE cno, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd) {
     return forward<&DAT_PROVIDER::cno_wait_func, kBadCno>("dat_cno_wait", cno, timeout, evd);

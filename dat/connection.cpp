@@ -24,7 +24,7 @@ DAT_RETURN dat_psp_query(DAT_PSP_HANDLE psp, DAT_PSP_PARAM_MASK mask, DAT_PSP_PA
     return forward<&DAT_PROVIDER::psp_query_func, kBadPsp>("dat_psp_query", psp, mask, param);
 }
 DAT_RETURN dat_psp_free(DAT_PSP_HANDLE psp) {
-    return forward<&DAT_PROVIDER::psp_free_func, kBadPsp>("dat_psp_free", psp);
+    return forward_end<&DAT_PROVIDER::psp_free_func, kBadPsp>("dat_psp_free", psp);
 }
 
 DAT_RETURN dat_rsp_create(DAT_IA_HANDLE ia, DAT_CONN_QUAL qual, DAT_EP_HANDLE ep,
@@ -35,7 +35,7 @@ DAT_RETURN dat_rsp_query(DAT_RSP_HANDLE rsp, DAT_RSP_PARAM_MASK mask, DAT_RSP_PA
     return forward<&DAT_PROVIDER::rsp_query_func, kBadRsp>("dat_rsp_query", rsp, mask, param);
 }
 DAT_RETURN dat_rsp_free(DAT_RSP_HANDLE rsp) {
-    return forward<&DAT_PROVIDER::rsp_free_func, kBadRsp>("dat_rsp_free", rsp);
+    return forward_end<&DAT_PROVIDER::rsp_free_func, kBadRsp>("dat_rsp_free", rsp);
 }
 
 DAT_RETURN dat_cr_query(DAT_CR_HANDLE cr, DAT_CR_PARAM_MASK mask, DAT_CR_PARAM *param) {
@@ -43,11 +43,12 @@ DAT_RETURN dat_cr_query(DAT_CR_HANDLE cr, DAT_CR_PARAM_MASK mask, DAT_CR_PARAM *
 }
 DAT_RETURN dat_cr_accept(DAT_CR_HANDLE cr, DAT_EP_HANDLE ep, DAT_COUNT pdata_size,
                          const DAT_PVOID pdata) {
-    return forward<&DAT_PROVIDER::cr_accept_func, kBadCr>("dat_cr_accept", cr, ep, pdata_size,
-                                                          pdata);
+    return forward_end<&DAT_PROVIDER::cr_accept_func, kBadCr>("dat_cr_accept", cr, ep, pdata_size,
+                                                              pdata);
 }
 DAT_RETURN dat_cr_reject(DAT_CR_HANDLE cr, DAT_COUNT pdata_size, const DAT_PVOID pdata) {
-    return forward<&DAT_PROVIDER::cr_reject_func, kBadCr>("dat_cr_reject", cr, pdata_size, pdata);
+    return forward_end<&DAT_PROVIDER::cr_reject_func, kBadCr>("dat_cr_reject", cr, pdata_size,
+                                                              pdata);
 }
 DAT_RETURN dat_cr_handoff(DAT_CR_HANDLE cr, DAT_CONN_QUAL qual) {
     return forward<&DAT_PROVIDER::cr_handoff_func, kBadCr>("dat_cr_handoff", cr, qual);

@@ -2,12 +2,15 @@
 //
 // Every object a provider hands out as a handle starts with a pointer to its DAT_PROVIDER
 // table (docs/dat-abi.md §3.1). A wrapper checks the handle for NULL exactly as the
-// reference does, then makes one plain indirect call through the slot: no lock, no
-// allocation, no trace unless the DAT domain is at detail level. An empty slot answers
+// reference does, refuses with the same code a handle no registered provider issued
+// (handle_check.hpp: a few compares and one cached load, no syscall once the page is
+// known), then makes one plain indirect call through the slot: no lock, no allocation, no
+// trace unless the DAT domain is at detail level. An empty slot answers
 // DAT_NOT_IMPLEMENTED instead of jumping to address 0.
 #pragma once
 
 #include "api.hpp"
+#include "handle_check.hpp"
 
 #include <trace/trace.hpp>
 
@@ -55,12 +58,23 @@ template <auto Slot, typename Handle, typename... Args>
     return fn(handle, args...);
 }
 
-// Pattern A (§3.3): NULL handle -> `null_code`, else dispatch.
+// Pattern A (§3.3): NULL handle -> `null_code`, a handle no provider issued -> the same
+// code, else dispatch.
 template <auto Slot, DAT_RETURN NullCode, typename Handle, typename... Args>
 [[gnu::always_inline]] inline DAT_RETURN forward(const char *function, Handle handle,
                                                  Args... args) noexcept {
     if (__builtin_expect(handle == nullptr, 0)) return NullCode;
+    if (__builtin_expect(!handles::valid(function, handle), 0)) return NullCode;
     return call<Slot>(function, handle, args...);
+}
+
+// forward() for calls that end the handle's life (dat_*_free, dat_cr_accept/reject): on
+// success the provider may have given the memory back, so its page leaves the cache.
+template <auto Slot, DAT_RETURN NullCode, typename Handle, typename... Args>
+inline DAT_RETURN forward_end(const char *function, Handle handle, Args... args) noexcept {
+    const DAT_RETURN r = forward<Slot, NullCode>(function, handle, args...);
+    if (r == DAT_SUCCESS) handles::forget_page(handle);
+    return r;
 }
 
 }  // namespace opendat::dat

@@ -70,7 +70,7 @@ DAT_RETURN dat_ep_get_status(DAT_EP_HANDLE ep, DAT_EP_STATE *state, DAT_BOOLEAN 
                                                               recv_idle, request_idle);
 }
 DAT_RETURN dat_ep_free(DAT_EP_HANDLE ep) {
-    return forward<&DAT_PROVIDER::ep_free_func, kBadEp>("dat_ep_free", ep);
+    return forward_end<&DAT_PROVIDER::ep_free_func, kBadEp>("dat_ep_free", ep);
 }
 DAT_RETURN dat_ep_reset(DAT_EP_HANDLE ep) {
     return forward<&DAT_PROVIDER::ep_reset_func, kBadEp>("dat_ep_reset", ep);

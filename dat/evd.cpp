@@ -41,7 +41,7 @@ DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *event) {
     return forward<&DAT_PROVIDER::evd_dequeue_func, kBadEvd>("dat_evd_dequeue", evd, event);
 }
 DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd) {
-    return forward<&DAT_PROVIDER::evd_free_func, kBadEvd>("dat_evd_free", evd);
+    return forward_end<&DAT_PROVIDER::evd_free_func, kBadEvd>("dat_evd_free", evd);
 }
 DAT_RETURN dat_evd_set_unwaitable(DAT_EVD_HANDLE evd) {
     return forward<&DAT_PROVIDER::evd_set_unwaitable_func, kBadEvd>("dat_evd_set_unwaitable", evd);

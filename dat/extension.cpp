@@ -61,16 +61,21 @@ DAT_RETURN close_path(DAT_HANDLE handle, DAT_EXTENDED_OP op, va_list args) noexc
 }
 
 DAT_RETURN extension_op(DAT_HANDLE handle, DAT_EXTENDED_OP op, va_list args) noexcept {
+    bool object = false;  // a provider object rather than a translated IA
     if (handle != nullptr) {
         const auto value = reinterpret_cast<std::uintptr_t>(handle);
         const IaTable &table = IaTable::instance();
         if (value < table.capacity()) {
             handle = table.lookup(value);
             if (handle == nullptr) return kBadHandle1;
+        } else {
+            object = true;
         }
         if (!extensions_available()) return kNotImplemented;
     }
     if (op & DAT_OPEN_EXTENSION_BASE) return open_path(op, args);
+    // Any other op dereferences the handle: it must be one a registered provider issued.
+    if (object && !handles::valid("dat_extension_op", handle)) return kBadHandle1;
     if (op & DAT_CLOSE_EXTENSION_BASE) return close_path(handle, op, args);
     if (handle == nullptr) return kBadHandle1;
     const DAT_PROVIDER *provider = provider_of(handle);

@@ -124,6 +124,7 @@ DAT_RETURN ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags) noexcept {
 
     forget_debug_hooks(index);
     IaTable::instance().release(index);
+    handles::forget_all_pages();  // the provider may have returned every child's memory
     r = Registry::instance().close_provider(key);
     if (r != DAT_SUCCESS)
         DAT_TRC(trace::kNormal, "api", "dat_ia_close: registry key %s %u.%u %d not open: 0x%x",
@@ -177,22 +178,25 @@ DAT_RETURN dats_get_ia_handle(DAT_IA_HANDLE handle, DAT_IA_HANDLE *out) {
 DAT_RETURN dat_set_consumer_context(DAT_HANDLE handle, DAT_CONTEXT context) {
     constexpr DAT_RETURN kNull = error(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);
     if (handle == nullptr) return kNull;
-    return call<&DAT_PROVIDER::set_consumer_context_func>("dat_set_consumer_context",
-                                                          generic_handle(handle), context);
+    DAT_HANDLE h = generic_handle("dat_set_consumer_context", handle);
+    if (h == nullptr) return kNull;
+    return call<&DAT_PROVIDER::set_consumer_context_func>("dat_set_consumer_context", h, context);
 }
 
 DAT_RETURN dat_get_consumer_context(DAT_HANDLE handle, DAT_CONTEXT *context) {
     constexpr DAT_RETURN kNull = error(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);
     if (handle == nullptr) return kNull;
-    return call<&DAT_PROVIDER::get_consumer_context_func>("dat_get_consumer_context",
-                                                          generic_handle(handle), context);
+    DAT_HANDLE h = generic_handle("dat_get_consumer_context", handle);
+    if (h == nullptr) return kNull;
+    return call<&DAT_PROVIDER::get_consumer_context_func>("dat_get_consumer_context", h, context);
 }
 
 DAT_RETURN dat_get_handle_type(DAT_HANDLE handle, DAT_HANDLE_TYPE *type) {
     constexpr DAT_RETURN kNull = error(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);
     if (handle == nullptr) return kNull;
-    return call<&DAT_PROVIDER::get_handle_type_func>("dat_get_handle_type", generic_handle(handle),
-                                                     type);
+    DAT_HANDLE h = generic_handle("dat_get_handle_type", handle);
+    if (h == nullptr) return kNull;
+    return call<&DAT_PROVIDER::get_handle_type_func>("dat_get_handle_type", h, type);
 }
 
 }  // extern "C"

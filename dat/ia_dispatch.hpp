@@ -20,11 +20,12 @@ template <auto Slot, typename... Args>
     return call<Slot>(function, static_cast<DAT_IA_HANDLE>(raw), args...);
 }
 
-// Generic handles (consumer context, handle type, extension op): a live IA index is
-// translated, anything else is taken to be a provider object pointer.
-inline DAT_HANDLE generic_handle(DAT_HANDLE handle) noexcept {
+// Generic handles (consumer context, handle type): a live IA index is translated, anything
+// else must be a provider object (handle_check.hpp); nullptr when it is neither.
+inline DAT_HANDLE generic_handle(const char *function, DAT_HANDLE handle) noexcept {
     void *raw = raw_ia(static_cast<DAT_IA_HANDLE>(handle));
-    return raw != nullptr ? static_cast<DAT_HANDLE>(raw) : handle;
+    if (raw != nullptr) return static_cast<DAT_HANDLE>(raw);
+    return handles::valid(function, handle) ? handle : nullptr;
 }
 
 }  // namespace opendat::dat

@@ -26,7 +26,7 @@ DAT_RETURN dat_lmr_query(DAT_LMR_HANDLE lmr, DAT_LMR_PARAM_MASK mask, DAT_LMR_PA
     return forward<&DAT_PROVIDER::lmr_query_func, kBadLmr>("dat_lmr_query", lmr, mask, param);
 }
 DAT_RETURN dat_lmr_free(DAT_LMR_HANDLE lmr) {
-    return forward<&DAT_PROVIDER::lmr_free_func, kBadLmr>("dat_lmr_free", lmr);
+    return forward_end<&DAT_PROVIDER::lmr_free_func, kBadLmr>("dat_lmr_free", lmr);
 }
 DAT_RETURN dat_lmr_sync_rdma_read(DAT_IA_HANDLE ia, const DAT_LMR_TRIPLET *iov, DAT_VLEN n) {
     return forward_ia<&DAT_PROVIDER::lmr_sync_rdma_read_func>("dat_lmr_sync_rdma_read", ia, iov, n);
@@ -50,7 +50,7 @@ DAT_RETURN dat_rmr_bind(DAT_RMR_HANDLE rmr, DAT_LMR_HANDLE lmr, const DAT_LMR_TR
                                                           va_type, ep, cookie, flags, context);
 }
 DAT_RETURN dat_rmr_free(DAT_RMR_HANDLE rmr) {
-    return forward<&DAT_PROVIDER::rmr_free_func, kBadRmr>("dat_rmr_free", rmr);
+    return forward_end<&DAT_PROVIDER::rmr_free_func, kBadRmr>("dat_rmr_free", rmr);
 }
 
 }  // extern "C"

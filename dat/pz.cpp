@@ -16,7 +16,7 @@ DAT_RETURN dat_pz_query(DAT_PZ_HANDLE pz, DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *
     return forward<&DAT_PROVIDER::pz_query_func, kBadPz>("dat_pz_query", pz, mask, param);
 }
 DAT_RETURN dat_pz_free(DAT_PZ_HANDLE pz) {
-    return forward<&DAT_PROVIDER::pz_free_func, kBadPz>("dat_pz_free", pz);
+    return forward_end<&DAT_PROVIDER::pz_free_func, kBadPz>("dat_pz_free", pz);
 }
 
 }  // extern "C"

@@ -16,7 +16,9 @@ DAT_RETURN dat_registry_add_provider(const DAT_PROVIDER *provider, const DAT_PRO
     DAT_TRC(opendat::trace::kInfo, "api", "dat_registry_add_provider(%.*s %u.%u %d)",
             DAT_NAME_MAX_LENGTH, info->ia_name, info->dapl_version_major, info->dapl_version_minor,
             info->is_thread_safe);
-    return Registry::instance().add_provider(provider, info);
+    const DAT_RETURN r = Registry::instance().add_provider(provider, info);
+    if (r == DAT_SUCCESS) opendat::dat::handles::provider_added(provider);
+    return r;
 }
 
 DAT_RETURN dat_registry_remove_provider(const DAT_PROVIDER *provider,
@@ -25,7 +27,9 @@ DAT_RETURN dat_registry_remove_provider(const DAT_PROVIDER *provider,
     if (info == nullptr) return error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
     DAT_TRC(opendat::trace::kInfo, "api", "dat_registry_remove_provider(%.*s)", DAT_NAME_MAX_LENGTH,
             info->ia_name);
-    return Registry::instance().remove_provider(provider, info);
+    const DAT_RETURN r = Registry::instance().remove_provider(provider, info);
+    if (r == DAT_SUCCESS) opendat::dat::handles::provider_removed(provider);
+    return r;
 }
 
 DAT_RETURN dat_registry_list_providers(DAT_COUNT max, DAT_COUNT *count, DAT_PROVIDER_INFO *list[]) {

@@ -14,7 +14,7 @@ DAT_RETURN dat_srq_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz, DAT_SRQ_ATTR *attr
     return forward_ia<&DAT_PROVIDER::srq_create_func>("dat_srq_create", ia, pz, attr, srq);
 }
 DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq) {
-    return forward<&DAT_PROVIDER::srq_free_func, kBadSrq>("dat_srq_free", srq);
+    return forward_end<&DAT_PROVIDER::srq_free_func, kBadSrq>("dat_srq_free", srq);
 }
 DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                              DAT_DTO_COOKIE cookie) {

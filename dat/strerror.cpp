@@ -1,7 +1,10 @@
 // dat_strerror with the reference library's exact behaviour (docs/dat-abi.md §7.4). The
 // strings are the enumerator names of dat_error.h, with the reference's one quirk: subtype
-// 61 reads "DAT_INVALID_STATE_EP_EVD_RCV". Subtypes 85..88 (SRQ states) have no string in
-// the reference and decode as unknown.
+// 61 reads "DAT_INVALID_STATE_EP_EVD_RCV". Unlike the reference, every type and subtype
+// dat_error.h defines has a name (the reference misses types 0x14..0x17 and the SRQ state
+// subtypes 85..88), and both output strings are always written: the reference leaves
+// *minor untouched for an unknown type, and the unmodified `dapltest -T L` then prints an
+// uninitialised pointer.
 #include "dispatch.hpp"
 
 #include <array>
@@ -11,7 +14,7 @@ namespace {
 
 constexpr DAT_RETURN kUnknown = DAT_INVALID_PARAMETER;  // 0x00060000, no class bit (sic)
 
-constexpr std::array<const char *, 0x14> kTypes = {
+constexpr std::array<const char *, 0x18> kTypes = {
     "DAT_SUCCESS",
     "DAT_ABORT",
     "DAT_CONN_QUAL_IN_USE",
@@ -32,9 +35,13 @@ constexpr std::array<const char *, 0x14> kTypes = {
     "DAT_PROVIDER_IN_USE",
     "DAT_INVALID_ADDRESS",
     "DAT_INTERRUPTED_CALL",
+    "DAT_CONN_QUAL_UNAVAILABLE",
+    "DAT_RESERVED_LMR",
+    "DAT_PORT_IN_USE",
+    "DAT_COMM_NOT_SUPPORTED",
 };
 
-// Index = subtype; nullptr = the reference has no string for it.
+// Index = subtype: every DAT_RETURN_SUBTYPE enumerator, in order.
 constexpr std::array<const char *, 104> kSubtypes = {
     "",  // DAT_NO_SUBTYPE
     "DAT_SUB_INTERRUPTED",
@@ -121,10 +128,10 @@ constexpr std::array<const char *, 104> kSubtypes = {
     "DAT_INVALID_STATE_LMR_FREE",
     "DAT_INVALID_STATE_PZ_IN_USE",
     "DAT_INVALID_STATE_PZ_FREE",
-    nullptr,  // 85 DAT_INVALID_STATE_SRQ_OPERATIONAL
-    nullptr,  // 86 DAT_INVALID_STATE_SRQ_ERROR
-    nullptr,  // 87 DAT_INVALID_STATE_SRQ_IN_USE
-    nullptr,  // 88 DAT_INVALID_STATE_SRQ_SHUTDOWN
+    "DAT_INVALID_STATE_SRQ_OPERATIONAL",
+    "DAT_INVALID_STATE_SRQ_ERROR",
+    "DAT_INVALID_STATE_SRQ_IN_USE",
+    "DAT_INVALID_STATE_SRQ_SHUTDOWN",
     "DAT_PRIVILEGES_READ",
     "DAT_PRIVILEGES_WRITE",
     "DAT_PRIVILEGES_RDMA_READ",
@@ -156,6 +163,7 @@ extern "C" DAT_RETURN dat_strerror(DAT_RETURN value, const char **major, const c
     const char *type = type_name(DAT_GET_TYPE(value) >> 16);
     if (type == nullptr) {
         *major = "unknown error";
+        if (minor != nullptr) *minor = "unknown minor error";
         return kUnknown;
     }
     *major = type;

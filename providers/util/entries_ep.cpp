@@ -56,10 +56,10 @@ DAT_RETURN apply_provider_specific(Ep *ep, const DAT_EP_ATTR &a, int argno) noex
 }
 
 // Optional EVD argument: NULL is allowed, anything else must be a live EVD.
-bool optional_evd(DAT_EVD_HANDLE h, Evd **out) noexcept {
+bool optional_evd(DAT_EVD_HANDLE h, const Ia *ia, Evd **out) noexcept {
     *out = nullptr;
     if (h == DAT_HANDLE_NULL) return true;
-    *out = as<Evd>(h);
+    *out = as<Evd>(h, ia);
     return *out != nullptr;
 }
 
@@ -88,12 +88,15 @@ DAT_RETURN ep_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
     Ia *ia = as<Ia>(h);
     if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
     Pz *pz = nullptr;
-    if (pz_h != DAT_HANDLE_NULL && (pz = as<Pz>(pz_h)) == nullptr)
+    if (pz_h != DAT_HANDLE_NULL && (pz = as<Pz>(pz_h, ia)) == nullptr)
         return invalid_handle(DAT_HANDLE_TYPE_PZ);
     Evd *recv = nullptr, *req = nullptr, *conn = nullptr;
-    if (!optional_evd(recv_h, &recv)) return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV);
-    if (!optional_evd(req_h, &req)) return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_REQUEST);
-    if (!optional_evd(conn_h, &conn)) return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CONN);
+    if (!optional_evd(recv_h, ia, &recv))
+        return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV);
+    if (!optional_evd(req_h, ia, &req))
+        return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_REQUEST);
+    if (!optional_evd(conn_h, ia, &conn))
+        return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CONN);
     if (out == nullptr) return bad_arg(7);
     const Limits &lim = ia->transport->limits();
     Ep *ep = new (std::nothrow) Ep(ia->provider, ia);
@@ -213,7 +216,9 @@ DAT_RETURN ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qu
 
 DAT_RETURN ep_dup_connect(DAT_EP_HANDLE h, DAT_EP_HANDLE dup_h, DAT_TIMEOUT timeout,
                           DAT_COUNT pdata_len, const DAT_PVOID pdata, DAT_QOS qos) noexcept {
-    Ep *dup = as<Ep>(dup_h);
+    const Ep *ep = as<Ep>(h);
+    if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
+    Ep *dup = as<Ep>(dup_h, ep->ia);
     if (dup == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
     sockaddr_storage remote;
     DAT_CONN_QUAL qual;
@@ -290,6 +295,12 @@ DAT_RETURN ep_get_status(DAT_EP_HANDLE h, DAT_EP_STATE *state, DAT_BOOLEAN *recv
 DAT_RETURN ep_free(DAT_EP_HANDLE h) noexcept {
     Ep *ep = as<Ep>(h);
     if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
+    {
+        // The RSP reserving this EP forgets it (rsp_query, the next request's CR).
+        std::lock_guard lk(ep->mu);
+        if (Rsp *rsp = as<Rsp>(ep->rsp); rsp != nullptr && rsp->ep == ep) rsp->ep = nullptr;
+        ep->rsp = nullptr;
+    }
     release_uses(ep);
     ep->magic = kMagicDead;  // invalid from now on
     Transport *tr = ep->ia->transport.get();
@@ -359,7 +370,7 @@ DAT_RETURN psp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd_h,
                       DAT_PSP_FLAGS flags, DAT_PSP_HANDLE *out) noexcept {
     Ia *ia = as<Ia>(h);
     if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
-    Evd *evd = as<Evd>(evd_h);
+    Evd *evd = as<Evd>(evd_h, ia);
     if (evd == nullptr || !(evd->flags & DAT_EVD_CR_FLAG))
         return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
     if (flags != DAT_PSP_CONSUMER_FLAG) return err(DAT_MODEL_NOT_SUPPORTED);  // we never create EPs
@@ -405,9 +416,9 @@ DAT_RETURN rsp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual, DAT_EP_HANDLE ep_h, D
                       DAT_RSP_HANDLE *out) noexcept {
     Ia *ia = as<Ia>(h);
     if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
-    Ep *ep = as<Ep>(ep_h);
+    Ep *ep = as<Ep>(ep_h, ia);
     if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
-    Evd *evd = as<Evd>(evd_h);
+    Evd *evd = as<Evd>(evd_h, ia);
     if (evd == nullptr || !(evd->flags & DAT_EVD_CR_FLAG))
         return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
     if (out == nullptr) return bad_arg(5);
@@ -464,7 +475,7 @@ DAT_RETURN cr_query(DAT_CR_HANDLE h, DAT_CR_PARAM_MASK, DAT_CR_PARAM *p) noexcep
     p->remote_port_qual = cr->remote_port;
     p->private_data_size = cr->pdata_len;
     p->private_data = cr->pdata_len > 0 ? cr->pdata : nullptr;
-    p->local_ep_handle = cr->local_ep;
+    p->local_ep_handle = as<Ep>(cr->local_ep);  // NULL once a reserved EP was freed
     return DAT_SUCCESS;
 }
 
@@ -472,7 +483,8 @@ DAT_RETURN cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_h, DAT_COUNT pdata_len,
                      const DAT_PVOID pdata) noexcept {
     Cr *cr = as<Cr>(h);
     if (cr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CR);
-    Ep *ep = ep_h == DAT_HANDLE_NULL ? cr->local_ep : as<Ep>(ep_h);
+    // The reserved EP is checked too: it may have been freed since the request arrived.
+    Ep *ep = as<Ep>(ep_h == DAT_HANDLE_NULL ? cr->local_ep : ep_h, cr->ia);
     if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
     if (pdata_len < 0 || static_cast<std::size_t>(pdata_len) > kMaxPrivateData) return bad_arg(3);
     if (pdata_len > 0 && pdata == nullptr) return bad_arg(4);

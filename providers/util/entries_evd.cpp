@@ -19,7 +19,7 @@ DAT_RETURN evd_create(DAT_IA_HANDLE h, DAT_COUNT qlen, DAT_CNO_HANDLE cno_h, DAT
     if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
     if (qlen <= 0 || qlen > ia->transport->limits().max_evd_qlen) return bad_arg(2);
     Cno *cno = nullptr;
-    if (cno_h != DAT_HANDLE_NULL && (cno = as<Cno>(cno_h)) == nullptr)
+    if (cno_h != DAT_HANDLE_NULL && (cno = as<Cno>(cno_h, ia)) == nullptr)
         return invalid_handle(DAT_HANDLE_TYPE_CNO);
     if ((flags & ~kKnownFlags) != 0 || flags == 0) return bad_arg(4);
     if (out == nullptr) return bad_arg(5);
@@ -59,7 +59,7 @@ DAT_RETURN evd_modify_cno(DAT_EVD_HANDLE h, DAT_CNO_HANDLE cno_h) noexcept {
     Evd *evd = as<Evd>(h);
     if (evd == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EVD);
     Cno *cno = nullptr;
-    if (cno_h != DAT_HANDLE_NULL && (cno = as<Cno>(cno_h)) == nullptr)
+    if (cno_h != DAT_HANDLE_NULL && (cno = as<Cno>(cno_h, evd->ia)) == nullptr)
         return invalid_handle(DAT_HANDLE_TYPE_CNO);
     return evd->set_cno(cno);
 }

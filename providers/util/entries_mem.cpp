@@ -14,7 +14,7 @@ DAT_RETURN lmr_create(DAT_IA_HANDLE h, DAT_MEM_TYPE mem_type, DAT_REGION_DESCRIP
                       DAT_RMR_CONTEXT *rmr_ctx, DAT_VLEN *reg_len, DAT_VADDR *reg_addr) noexcept {
     Ia *ia = as<Ia>(h);
     if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
-    Pz *pz = as<Pz>(pz_h);
+    Pz *pz = as<Pz>(pz_h, ia);
     if (pz == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PZ);
     if (lmr_out == nullptr) return bad_arg(8);
     MemRange range;
@@ -28,7 +28,7 @@ DAT_RETURN lmr_create(DAT_IA_HANDLE h, DAT_MEM_TYPE mem_type, DAT_REGION_DESCRIP
             break;
         case DAT_MEM_TYPE_LMR: {
             // A new registration of (all of) an existing LMR's memory.
-            Lmr *base = as<Lmr>(region.for_lmr_handle);
+            Lmr *base = as<Lmr>(region.for_lmr_handle, ia);
             if (base == nullptr) return invalid_handle(DAT_HANDLE_TYPE_LMR);
             range.addr = base->range.addr;
             range.len = base->range.len;
@@ -141,11 +141,11 @@ DAT_RETURN rmr_bind(DAT_RMR_HANDLE h, DAT_LMR_HANDLE lmr_h, const DAT_LMR_TRIPLE
                     DAT_RMR_CONTEXT *ctx_out) noexcept {
     Rmr *rmr = as<Rmr>(h);
     if (rmr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_RMR);
-    Ep *ep = as<Ep>(ep_h);
+    Ep *ep = as<Ep>(ep_h, rmr->ia);
     if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
     Lmr *lmr = nullptr;
     if (lmr_h != DAT_HANDLE_NULL) {  // NULL LMR = unbind
-        lmr = as<Lmr>(lmr_h);
+        lmr = as<Lmr>(lmr_h, rmr->ia);
         if (lmr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_LMR);
         if (t == nullptr) return bad_arg(3);
         if (lmr->pz != rmr->pz) return bad_arg(2);

@@ -224,16 +224,22 @@ DAT_COUNT Evd::pending() const noexcept {
     return static_cast<DAT_COUNT>(count_);
 }
 
+Cno::Cno(const DAT_PROVIDER *p, Ia *ia, DAT_OS_WAIT_PROXY_AGENT agent)
+    : Header(p, kType, ia), agent_(agent) {
+    if (agent.proxy_agent_func != nullptr) calls_ = AgentCalls::start(agent);
+}
+
+Cno::~Cno() {
+    if (calls_ != nullptr) calls_->stop();
+}
+
 void Cno::trigger(Evd *evd) noexcept {
-    DAT_OS_WAIT_PROXY_AGENT agent;
-    {
-        std::lock_guard lk(mu_);
-        pending_ = evd;
-        agent = agent_;
-        cv_.notify_all();
-    }
-    // Called without our lock: the agent may call back into DAT.
-    if (agent.proxy_agent_func != nullptr) agent.proxy_agent_func(agent.instance_data, evd);
+    std::lock_guard lk(mu_);
+    pending_ = evd;
+    cv_.notify_all();
+    // The caller may hold an endpoint's and the engine's locks: the agent runs later, on
+    // its own thread, with none held.
+    if (calls_ != nullptr && agent_.proxy_agent_func != nullptr) calls_->request(evd);
 }
 
 DAT_RETURN Cno::wait(DAT_TIMEOUT timeout_us, DAT_EVD_HANDLE *evd) noexcept {
@@ -246,8 +252,22 @@ DAT_RETURN Cno::wait(DAT_TIMEOUT timeout_us, DAT_EVD_HANDLE *evd) noexcept {
 }
 
 void Cno::set_agent(DAT_OS_WAIT_PROXY_AGENT agent) noexcept {
-    std::lock_guard lk(mu_);
-    agent_ = agent;
+    // The thread is started outside mu_: creating it allocates and takes a while.
+    bool need = false;
+    {
+        std::lock_guard lk(mu_);
+        need = calls_ == nullptr && agent.proxy_agent_func != nullptr;
+    }
+    std::shared_ptr<AgentCalls> started = need ? AgentCalls::start(agent) : nullptr;
+    {
+        std::lock_guard lk(mu_);
+        agent_ = agent;
+        if (calls_ != nullptr)
+            calls_->set_agent(agent);
+        else
+            calls_ = std::move(started);
+    }
+    if (started != nullptr) started->stop();  // another thread started one meanwhile
 }
 
 DAT_OS_WAIT_PROXY_AGENT Cno::agent() const noexcept {

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <vector>
 
+#include "util/agent_calls.hpp"
 #include "util/object.hpp"
 
 namespace opendat::util {
@@ -108,10 +109,12 @@ struct Evd : Header {
 struct Cno : Header {
     static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_CNO;
 
-    Cno(const DAT_PROVIDER *p, Ia *ia, DAT_OS_WAIT_PROXY_AGENT agent)
-        : Header(p, kType, ia), agent_(agent) {}
+    Cno(const DAT_PROVIDER *p, Ia *ia, DAT_OS_WAIT_PROXY_AGENT agent);
+    ~Cno();
 
-    // An attached EVD got an event nobody waits for: wake a cno_wait and call the agent.
+    // An attached EVD got an event nobody waits for: wake a cno_wait and have the agent
+    // called on the CNO's agent thread (util/agent_calls.hpp), never under the caller's
+    // locks.
     void trigger(Evd *evd) noexcept;
     DAT_RETURN wait(DAT_TIMEOUT timeout_us, DAT_EVD_HANDLE *evd) noexcept;
     void set_agent(DAT_OS_WAIT_PROXY_AGENT agent) noexcept;
@@ -124,6 +127,7 @@ struct Cno : Header {
     std::condition_variable cv_;
     Evd *pending_ = nullptr;
     DAT_OS_WAIT_PROXY_AGENT agent_;
+    std::shared_ptr<AgentCalls> calls_;  // started with the first agent; guarded by mu_
 };
 
 }  // namespace opendat::util

@@ -1,36 +1,61 @@
 // The common header of every object a provider hands out as a DAT handle.
 //
 // libdat2 dispatches by loading the first word of a handle as the DAT_PROVIDER pointer, so
-// `provider` must be at offset 0. The magic and type let every entry point reject a stale,
-// foreign or wrong-type handle with DAT_INVALID_HANDLE instead of crashing. Objects are
-// plain (non-polymorphic) structs deriving from Header so that the header sits at offset 0.
+// `provider` must be at offset 0. Objects are plain (non-polymorphic) structs deriving from
+// Header so that the header sits at offset 0.
+//
+// Handles that cannot lie (docs/provider-guide.md "Handles"): every Header is allocated
+// from this library's handle arena (util/handle_arena.hpp), whose addresses are never
+// reused. as<T> accepts a handle only if it lies in the arena (so it was issued by this
+// provider library: not verbs', not a foreign library's, not garbage), carries the live
+// tag of its own address (so it has not been freed) and has the asked type. as<T>(h, ia)
+// also asks that it belongs to `ia`, for entry points where two handles meet.
 #pragma once
 
 #include <dat2/udat.h>
 #include <dat2/dat_registry.h>  // DAT_PROVIDER
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <new>
 
+#include "util/handle_arena.hpp"
 #include "util/status.hpp"
 
 namespace opendat::util {
 
 struct Ia;
 
-constexpr std::uint32_t kMagicLive = 0x4f444154;  // "ODAT"
+// Written over the live tag when an object dies (`obj->magic = kMagicDead` makes a handle
+// invalid before its memory goes). An atomic store: dead-store elimination cannot drop it,
+// unlike the plain store in a destructor it used to be.
 constexpr std::uint32_t kMagicDead = 0xdeadda7a;
 
 struct Header {
     const DAT_PROVIDER *provider;  // offset 0: the dispatch word
-    std::uint32_t magic = kMagicLive;
+    std::atomic<std::uint32_t> magic;
     DAT_HANDLE_TYPE type;
     DAT_CONTEXT context{};  // dat_set/get_consumer_context
     Ia *ia = nullptr;       // owning IA (the IA itself for an IA)
 
-    Header(const DAT_PROVIDER *p, DAT_HANDLE_TYPE t, Ia *owner) : provider(p), type(t), ia(owner) {}
-    ~Header() { magic = kMagicDead; }
+    Header(const DAT_PROVIDER *p, DAT_HANDLE_TYPE t, Ia *owner)
+        : provider(p), magic(arena::live_tag(this)), type(t), ia(owner) {}
+    ~Header() { magic.store(kMagicDead, std::memory_order_release); }
     Header(const Header &) = delete;
     Header &operator=(const Header &) = delete;
+
+    // Every object derived from Header lives in the handle arena, whatever its type.
+    static void *operator new(std::size_t size) {
+        void *p = arena::allocate(size);
+        if (p == nullptr) throw std::bad_alloc();
+        return p;
+    }
+    static void *operator new(std::size_t size, const std::nothrow_t &) noexcept {
+        return arena::allocate(size);
+    }
+    static void operator delete(void *p) noexcept { arena::release(p); }
+    static void operator delete(void *p, const std::nothrow_t &) noexcept { arena::release(p); }
 };
 
 // The DAT_INVALID_HANDLE subtype libdat2 uses for each handle type.
@@ -63,10 +88,11 @@ constexpr DAT_RETURN invalid_handle(DAT_HANDLE_TYPE t) noexcept {
     }
 }
 
-// Any live object of ours, or nullptr.
+// Any live object of this provider library, or nullptr. Reads nothing outside the arena.
 inline Header *as_header(DAT_HANDLE h) noexcept {
+    if (!arena::contains(h)) return nullptr;
     auto *hdr = static_cast<Header *>(h);
-    if (hdr == nullptr || hdr->magic != kMagicLive) return nullptr;
+    if (hdr->magic.load(std::memory_order_acquire) != arena::live_tag(hdr)) return nullptr;
     return hdr;
 }
 
@@ -76,6 +102,13 @@ T *as(DAT_HANDLE h) noexcept {
     Header *hdr = as_header(h);
     if (hdr == nullptr || hdr->type != T::kType) return nullptr;
     return static_cast<T *>(hdr);
+}
+
+// The same, and the object belongs to IA `ia` (the other handle of a call).
+template <class T>
+T *as(DAT_HANDLE h, const Ia *ia) noexcept {
+    T *t = as<T>(h);
+    return t != nullptr && t->ia == ia ? t : nullptr;
 }
 
 }  // namespace opendat::util

@@ -3,6 +3,8 @@
 #include <dat2/udat.h>
 #include <dat2/dat_registry.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -124,7 +126,7 @@ TEST(UtilEvd, RingWaitTimeoutAndEmptyCodes) {
 
 TEST(UtilEvd, CnoTriggersWhenNobodyWaitsOnTheEvd) {
     static DAT_PROVIDER table{};
-    static int agent_calls = 0;
+    static std::atomic<int> agent_calls{0};
     DAT_OS_WAIT_PROXY_AGENT agent{nullptr, [](DAT_PVOID, DAT_EVD_HANDLE) { ++agent_calls; }};
     Cno cno(&table, nullptr, agent);
     Evd evd(&table, nullptr, 4, DAT_EVD_DTO_FLAG, &cno);
@@ -134,7 +136,10 @@ TEST(UtilEvd, CnoTriggersWhenNobodyWaitsOnTheEvd) {
     ASSERT_TRUE(evd.post(e));
     ASSERT_EQ(cno.wait(1000, &which), DAT_SUCCESS);
     EXPECT_EQ(which, &evd);
-    EXPECT_EQ(agent_calls, 1);
+    // The agent runs on the CNO's agent thread, never under the poster's locks.
+    for (int i = 0; i < 5000 && agent_calls.load() == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(agent_calls.load(), 1);
     EXPECT_EQ(cno.users.load(), 1);
     evd.set_cno(nullptr);
     EXPECT_EQ(cno.users.load(), 0);
