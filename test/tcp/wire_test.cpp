@@ -551,18 +551,13 @@ TEST(TcpWireVersion, ProviderConnectsToAVersion1Listener) {
 // Two providers, one told to speak version 1 (DAT_TCP_WIRE_VERSION=1, in the forked
 // client), the other version 2: they agree on version 1 and move data both ways.
 TEST(TcpWireVersion, Version1AndVersion2ProvidersInteroperate) {
-    Node s;
-    ASSERT_EQ(s.open(), DAT_SUCCESS);
-    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
-    Buffer recv_buf, send_buf;
-    ASSERT_EQ(s.reg(&recv_buf, 4096), DAT_SUCCESS);
-    ASSERT_EQ(s.reg(&send_buf, 4096), DAT_SUCCESS);
-    DAT_CONN_QUAL qual = 0;
-    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
-    DAT_LMR_TRIPLET riov = recv_buf.iov();
-    DAT_DTO_COOKIE ck{};
-    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &riov, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
-    int pid = spawn([qual] {
+    // Fork before any provider thread exists (ThreadSanitizer cannot follow a fork after
+    // threads); the child learns the qualifier through the channel.
+    Channel ch;
+    int pid = spawn([&ch] {
+        ch.child_side();
+        DAT_CONN_QUAL qual = 0;
+        CHILD_CHECK(ch.recv(&qual));
         setenv("DAT_TCP_WIRE_VERSION", "1", 1);
         Node c;
         CHILD_CHECK(c.open() == DAT_SUCCESS);
@@ -593,6 +588,19 @@ TEST(TcpWireVersion, Version1AndVersion2ProvidersInteroperate) {
         return 0;
     });
     ASSERT_GT(pid, 0);
+    ch.parent_side();
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    Buffer recv_buf, send_buf;
+    ASSERT_EQ(s.reg(&recv_buf, 4096), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&send_buf, 4096), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    DAT_LMR_TRIPLET riov = recv_buf.iov();
+    DAT_DTO_COOKIE ck{};
+    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &riov, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    ASSERT_TRUE(ch.send(qual));
     ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
     DAT_EVENT ev;
     ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
