@@ -7,9 +7,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include "tcp/frame_limits.hpp"
 #include "tcp/tcp_ep.hpp"
 #include "tcp/transport.hpp"
 #include "trace/trace.hpp"
+#include "util/access_guard.hpp"
 
 namespace opendat::tcp {
 
@@ -100,7 +102,19 @@ void TcpEp::rx_progress() noexcept {
                     continue;
                 }
                 if (staged() > 0) {
-                    rx_place(rx_left_ < staged() ? static_cast<std::size_t>(rx_left_) : staged());
+                    bool alive;
+                    {
+                        // Revocation barrier: re-check the target and copy under the hold.
+                        util::AccessHold hold(ep->ia->mem);
+                        alive = rx_target_alive(hold);
+                        if (alive)
+                            rx_place(rx_left_ < staged() ? static_cast<std::size_t>(rx_left_)
+                                                         : staged());
+                    }
+                    if (!alive) {
+                        access_revoked(true);
+                        return;
+                    }
                     continue;
                 }
                 if (drained) return;
@@ -108,7 +122,17 @@ void TcpEp::rx_progress() noexcept {
                 // Large: straight into the destination, never past this frame.
                 direct = true;
                 for (int i = rx_iov_idx_; i < rx_niov_; ++i) asked += rx_iov_[i].iov_len;
-                n = readv(fd_.get(), rx_iov_ + rx_iov_idx_, rx_niov_ - rx_iov_idx_);
+                {
+                    // Revocation barrier: re-check the target and read under the hold.
+                    util::AccessHold hold(ep->ia->mem);
+                    n = rx_target_alive(hold)
+                            ? readv(fd_.get(), rx_iov_ + rx_iov_idx_, rx_niov_ - rx_iov_idx_)
+                            : -2;
+                }
+                if (n == -2) {
+                    access_revoked(true);
+                    return;
+                }
                 if (n > 0) {
                     std::size_t got = static_cast<std::size_t>(n);
                     rx_left_ -= got;
@@ -172,6 +196,10 @@ TcpEp::Step TcpEp::rx_dispatch() noexcept {
     const FrameHeader &h = rx_hdr_;
     if (h.magic != kWireMagic || h.version != kWireVersion || h.op == 0 || h.op >= kOpLimit) {
         protocol_error("bad frame header");
+        return Step::Failed;
+    }
+    if (const char *why = frame_too_large(h, tr_->limits())) {  // receiver's max message size
+        protocol_error(why);
         return Step::Failed;
     }
     if (phase_ == Phase::AwaitAccept) {
@@ -246,9 +274,10 @@ TcpEp::Step TcpEp::on_send_frame() noexcept {
 TcpEp::Step TcpEp::on_write_frame() noexcept {
     if ((rx_hdr_.flags & kFlagAckReq) && ctrl_full()) return Step::Stop;
     // The access check comes before a single payload byte is read.
-    DAT_DTO_COMPLETION_STATUS st =
-        ep->ia->mem.check(util::KeyKind::Rmr, rx_hdr_.rkey, ep->pz, rx_hdr_.addr, rx_hdr_.length,
-                          DAT_MEM_PRIV_REMOTE_WRITE_FLAG);
+    // (AccessHold::remote: also the RMR's EP scope.)
+    DAT_DTO_COMPLETION_STATUS st = util::AccessHold(ep->ia->mem)
+                                       .remote(rx_hdr_.rkey, ep->pz, ep, rx_hdr_.addr,
+                                               rx_hdr_.length, DAT_MEM_PRIV_REMOTE_WRITE_FLAG);
     if (st != DAT_DTO_SUCCESS) return remote_violation(st);
     rx_iov_[0] = {reinterpret_cast<void *>(static_cast<std::uintptr_t>(rx_hdr_.addr)),
                   rx_hdr_.length};
@@ -263,12 +292,14 @@ TcpEp::Step TcpEp::on_read_req() noexcept {
         return Step::Failed;
     }
     if (ctrl_full()) return Step::Stop;
-    DAT_DTO_COMPLETION_STATUS st =
-        ep->ia->mem.check(util::KeyKind::Rmr, rx_hdr_.rkey, ep->pz, rx_hdr_.addr, rx_hdr_.aux,
-                          DAT_MEM_PRIV_REMOTE_READ_FLAG);
+    // (AccessHold::remote: also the RMR's EP scope.)
+    DAT_DTO_COMPLETION_STATUS st = util::AccessHold(ep->ia->mem)
+                                       .remote(rx_hdr_.rkey, ep->pz, ep, rx_hdr_.addr, rx_hdr_.aux,
+                                               DAT_MEM_PRIV_REMOTE_READ_FLAG);
     if (st != DAT_DTO_SUCCESS) return remote_violation(st);
     FrameHeader resp = make_header(kReadResp, rx_hdr_.aux, rx_hdr_.seq);
     queue_ctrl(resp, reinterpret_cast<const void *>(static_cast<std::uintptr_t>(rx_hdr_.addr)));
+    ctrl_[(ctrl_tail_ - 1) % ctrl_.size()].rkey = rx_hdr_.rkey;  // revocation barrier
     rx_ = Rx::Header;
     tx_progress();
     return fd_ ? Step::Continue : Step::Failed;
@@ -292,6 +323,7 @@ TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
     rx_left_ = rx_hdr_.op == kWrite ? rx_hdr_.length : 0;
     rx_ = Rx::Discard;
     phase_ = Phase::Closing;
+    arm_close_deadline(true);  // limits per peer: the drain ends in bounded time
     tx_progress();
     return fd_ ? Step::Continue : Step::Failed;
 }
