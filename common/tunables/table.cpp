@@ -15,7 +15,8 @@ namespace {
 constexpr const Spec *kAll[] = {
     &kDatOverride, &kDatTraceLevel,  &kDatTraceDest,     &kDatTraceSubsys,    &kDatDbgType,
     &kDatDbgDest,  &kDaplTraceLevel, &kDaplTraceDest,    &kDaplTraceSubsys,   &kDaplDbgType,
-    &kDaplDbgDest, &kTcpKeepalive,   &kTcpUserTimeoutMs, &kTcpConnectRetryMs, &kTcpProgress, &kTcpSpinUs, &kTcpWaitSpinUs, &kTcpWireVersion,
+    &kDaplDbgDest, &kTcpKeepalive,   &kTcpUserTimeoutMs, &kTcpConnectRetryMs, &kTcpProgress, &kTcpSpinUs, &kTcpWaitSpinUs, &kTcpWireVersion, &kTcpHandshakeMs, &kTcpMaxPending, &kTcpCloseMs, &kTcpDrainMs,
+    &kTcpAcceptBackoffMs,
     &kVerbsMaxInline,
 };
 

@@ -229,6 +229,52 @@ inline constexpr Spec kTcpWireVersion{
     "the highest tcp wire version this side offers (1 speaks exactly as a version-1 peer, "
     "e.g. during a rolling upgrade; read per connection)"};
 
+inline constexpr Spec kTcpHandshakeMs{
+    "DAT_TCP_HANDSHAKE_MS",
+    Type::kInt,
+    "tcp",
+    "5000",
+    5000,
+    1,
+    3600000,
+    "a passive connection must deliver its connection request within this time, else it is closed (read when a listener is created)"};
+inline constexpr Spec kTcpMaxPending{
+    "DAT_TCP_MAX_PENDING",
+    Type::kInt,
+    "tcp",
+    "64",
+    64,
+    1,
+    65536,
+    "passive connections per listener still waiting for their request; beyond it the oldest one at least 0.5 s old is dropped (read when a listener is created)"};
+inline constexpr Spec kTcpCloseMs{
+    "DAT_TCP_CLOSE_MS",
+    Type::kInt,
+    "tcp",
+    "5000",
+    5000,
+    1,
+    3600000,
+    "a graceful dat_ep_disconnect waits this long for the peer's end, then closes anyway (read when a connection starts to close)"};
+inline constexpr Spec kTcpDrainMs{
+    "DAT_TCP_DRAIN_MS",
+    Type::kInt,
+    "tcp",
+    "1000",
+    1000,
+    1,
+    3600000,
+    "after a remote access violation the peer's frames are drained this long before the connection is broken (read when it starts)"};
+inline constexpr Spec kTcpAcceptBackoffMs{
+    "DAT_TCP_ACCEPT_BACKOFF_MS",
+    Type::kInt,
+    "tcp",
+    "100",
+    100,
+    1,
+    60000,
+    "out of file descriptors at accept and nothing to drop: the listener pauses this long (read when a listener is created)"};
+
 // Every declared tunable, in the order the docs list them.
 std::span<const Spec *const> all() noexcept;
 // The declaration of `name`, or nullptr.

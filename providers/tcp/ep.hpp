@@ -22,6 +22,10 @@
 #include "tcp/wire.hpp"
 #include "util/objects.hpp"
 
+namespace opendat::util {
+class AccessHold;
+}
+
 namespace opendat::tcp {
 
 class TcpTransport;
@@ -51,6 +55,7 @@ struct RecvWr {
 struct CtrlFrame {
     FrameHeader hdr{};
     const void *data = nullptr;  // payload (hdr.length bytes)
+    std::uint32_t rkey = 0;      // revocation barrier: READ_RESP from remote-readable memory
 };
 
 class TcpEp final : public Pollable {
@@ -105,6 +110,15 @@ class TcpEp final : public Pollable {
     Step on_reply(bool nak) noexcept;
     Step remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept;
     RequestWr *find_wr(std::uint32_t seq, std::uint64_t *counter) noexcept;
+
+    // Revocation barrier (ep_access.cpp, util/access_guard.hpp).
+    bool rx_target_alive(const util::AccessHold &h) const noexcept;
+    bool tx_source_alive(const util::AccessHold &h) const noexcept;
+    bool tx_needs_hold() const noexcept;
+    void access_revoked(bool receiving) noexcept;
+    // Limits per peer: close and drain deadlines (ep_deadline.cpp).
+    void arm_close_deadline(bool after_violation) noexcept;
+    bool close_deadline_tick(std::chrono::steady_clock::time_point now) noexcept;
 
     // Connection management (ep_cm.cpp).
     DAT_RETURN start_attempt() noexcept;

@@ -37,6 +37,7 @@ void TcpEp::on_events(std::uint32_t events) noexcept {
 void TcpEp::on_tick(std::chrono::steady_clock::time_point now) noexcept {
     std::lock_guard lk(ep->mu);
     if (dead_ || !ticking_) return;
+    if (close_deadline_tick(now)) return;  // limits per peer: graceful close / drain deadline
     bool pending =
         phase_ == Phase::RetryWait || phase_ == Phase::Connecting || phase_ == Phase::AwaitAccept;
     if (!pending) return;
@@ -220,6 +221,7 @@ DAT_RETURN TcpEp::disconnect(DAT_CLOSE_FLAGS flags) noexcept {
                 phase_ = Phase::Closing;
                 ep->state = DAT_EP_STATE_DISCONNECT_PENDING;
                 disc_wanted_ = true;
+                arm_close_deadline(false);  // limits per peer: the peer gets this long
                 tx_progress();
                 if (fd_) update_poll();
                 return DAT_SUCCESS;

@@ -10,6 +10,8 @@
 #include "tcp/ep.hpp"
 #include "tcp/transport.hpp"
 #include "trace/trace.hpp"
+#include "tcp/frame_limits.hpp"
+#include "util/access_guard.hpp"
 
 namespace opendat::tcp {
 
@@ -43,10 +45,22 @@ void TcpEp::rx_progress() noexcept {
                 if (s == Step::Stop) rx_.blocked = true;
                 continue;
             }
-            case RxState::At::Payload:
-                io = in_.read_into(&rx_.dst);
+            case RxState::At::Payload: {
+                // Revocation barrier: the target is re-checked, and the bytes placed, under
+                // one hold of the memory table; a revocation waits for this round to end.
+                bool alive;
+                {
+                    util::AccessHold hold(ep->ia->mem);
+                    alive = rx_target_alive(hold);
+                    if (alive) io = in_.read_into(&rx_.dst);
+                }
+                if (!alive) {
+                    access_revoked(true);
+                    return;
+                }
                 if (io == BufferedSocket::Io::Done && rx_payload_done() == Step::Failed) return;
                 break;
+            }
             case RxState::At::Discard:
                 io = in_.skip(&rx_.skip);
                 if (io == BufferedSocket::Io::Done) rx_.next_frame();
@@ -98,6 +112,10 @@ TcpEp::Step TcpEp::rx_dispatch() noexcept {
     const FrameHeader &h = rx_.hdr;
     DAPL_TRC_FRAME("tcp.frame", "EP %p rx op %u flags 0x%x length %u seq %u",
                    static_cast<void *>(this), h.op, h.flags, h.length, h.seq);
+    if (const char *why = frame_too_large(h, tr_->limits())) {  // receiver's max message size
+        protocol_error(why);
+        return Step::Failed;
+    }
     if (phase_ == Phase::AwaitAccept) {
         if (!valid_handshake(h, h.op == kConnAcc ? kConnAcc : kConnRej, util::kMaxPrivateData)) {
             protocol_error("unexpected frame during connect");
@@ -159,8 +177,9 @@ TcpEp::Step TcpEp::on_write_frame() noexcept {
     if ((rx_.hdr.flags & kFlagAckReq) && ctrl_full()) return Step::Stop;
     // The access check comes before a single payload byte is read.
     DAT_DTO_COMPLETION_STATUS st =
-        ep->ia->mem.check(util::KeyKind::Rmr, rx_.hdr.rkey, ep->pz, rx_.hdr.addr, rx_.hdr.length,
-                          DAT_MEM_PRIV_REMOTE_WRITE_FLAG);
+        util::AccessHold(ep->ia->mem)  // also the RMR's EP scope
+            .remote(rx_.hdr.rkey, ep->pz, ep, rx_.hdr.addr, rx_.hdr.length,
+                    DAT_MEM_PRIV_REMOTE_WRITE_FLAG);
     if (st != DAT_DTO_SUCCESS) return remote_violation(st);
     rx_.dst.clear();
     rx_.dst.push(reinterpret_cast<void *>(static_cast<std::uintptr_t>(rx_.hdr.addr)),
@@ -176,11 +195,13 @@ TcpEp::Step TcpEp::on_read_req() noexcept {
     }
     if (ctrl_full()) return Step::Stop;
     DAT_DTO_COMPLETION_STATUS st =
-        ep->ia->mem.check(util::KeyKind::Rmr, rx_.hdr.rkey, ep->pz, rx_.hdr.addr, rx_.hdr.aux,
-                          DAT_MEM_PRIV_REMOTE_READ_FLAG);
+        util::AccessHold(ep->ia->mem)  // also the RMR's EP scope
+            .remote(rx_.hdr.rkey, ep->pz, ep, rx_.hdr.addr, rx_.hdr.aux,
+                    DAT_MEM_PRIV_REMOTE_READ_FLAG);
     if (st != DAT_DTO_SUCCESS) return remote_violation(st);
     FrameHeader resp = frame(kReadResp, rx_.hdr.aux, rx_.hdr.seq);
     queue_ctrl(resp, reinterpret_cast<const void *>(static_cast<std::uintptr_t>(rx_.hdr.addr)));
+    ctrl_[(ctrl_tail_ - 1) % ctrl_.size()].rkey = rx_.hdr.rkey;  // revocation barrier
     rx_.next_frame();
     tx_progress();
     return fd_ ? Step::Continue : Step::Failed;
@@ -204,6 +225,7 @@ TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
     rx_.skip = rx_.hdr.op == kWrite ? rx_.hdr.length : 0;
     rx_.at = RxState::At::Discard;
     phase_ = Phase::Closing;
+    arm_close_deadline(true);  // limits per peer: the drain ends in bounded time
     tx_progress();
     return fd_ ? Step::Continue : Step::Failed;
 }

@@ -8,6 +8,7 @@
 #include "tcp/ep.hpp"
 #include "tcp/transport.hpp"
 #include "trace/trace.hpp"
+#include "util/access_guard.hpp"
 #include "util/ep_checks.hpp"
 
 namespace opendat::tcp {
@@ -139,6 +140,7 @@ bool TcpEp::queue_ctrl(const FrameHeader &hdr, const void *data) noexcept {
     CtrlFrame &c = ctrl_[ctrl_tail_ % ctrl_.size()];
     c.hdr = hdr;
     c.data = data;
+    c.rkey = 0;  // revocation barrier: set by on_read_req for a READ_RESP
     ++ctrl_tail_;
     return true;
 }
@@ -236,7 +238,22 @@ void TcpEp::tx_progress() noexcept {
         msghdr msg{};
         msg.msg_iov = tx_frame_.data();
         msg.msg_iovlen = static_cast<std::size_t>(tx_frame_.count());
-        ssize_t sent = sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t sent;
+        if (tx_needs_hold()) {
+            // Revocation barrier: re-check the source and send under the hold.
+            bool alive;
+            {
+                util::AccessHold hold(ep->ia->mem);
+                alive = tx_source_alive(hold);
+                sent = alive ? sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT) : 0;
+            }
+            if (!alive) {
+                access_revoked(false);
+                return;
+            }
+        } else {
+            sent = sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
         if (sent < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) break;  // EPOLLOUT resumes
             if (errno == EINTR) continue;
@@ -281,8 +298,10 @@ void TcpEp::update_poll() noexcept {
         want = EPOLLOUT;
     } else {
         if (!rx_.blocked) want |= EPOLLIN | EPOLLRDHUP;
-        bool pending = tx_src_ != TxSrc::None || ctrl_head_ != ctrl_tail_ || sq_tx_ != sq_tail_ ||
-                       (disc_wanted_ && !disc_sent_);
+        // Limits per peer: after a violation's NAK nothing more is sent; queued requests
+        // must not keep EPOLLOUT armed on the half-closed socket (a busy loop).
+        bool pending = tx_src_ != TxSrc::None || ctrl_head_ != ctrl_tail_ ||
+                       (sq_tx_ != sq_tail_ && !close_after_ctrl_) || (disc_wanted_ && !disc_sent_);
         if (pending) want |= EPOLLOUT;
     }
     if (registered_ && want == armed_) return;

@@ -9,7 +9,9 @@
 #include <cstring>
 #include <new>
 
+#include "tcp/any_port.hpp"
 #include "tcp/ep.hpp"
+#include "tcp/peer_limits.hpp"
 #include "trace/trace.hpp"
 
 namespace opendat::tcp {
@@ -22,15 +24,51 @@ TcpEp *tcp_ep(util::Ep *ep) noexcept {
 
 // A passive connection whose CONN_REQ is being read. Once complete it becomes a CR and
 // leaves the epoll set; accept or reject consumes it.
-class PendingConn final : public Pollable {
+class PendingConn final : public Pollable, public PendingSet::Member {
   public:
     PendingConn(TcpTransport *tr, std::shared_ptr<ServicePoint> sp, Fd fd,
                 const sockaddr_storage &peer)
         : tr_(tr), sp_(std::move(sp)), fd_(std::move(fd)), peer_(peer) {}
+    ~PendingConn() override { leave_sets(); }
+    void leave_sets() noexcept {  // limits per peer
+        if (set_) set_->remove(this);
+        if (ia_set_) ia_set_->remove(this);
+    }
+
+    // Limits per peer (peer_limits.hpp): the handshake deadline and the listener's
+    // admission list, which this connection leaves once its CONN_REQ is complete.
+    void admit(std::shared_ptr<PendingSet> set, std::chrono::milliseconds handshake) noexcept {
+        set_ = std::move(set);
+        ia_set_ = tr_->pending();
+        deadline_ = std::chrono::steady_clock::now() + handshake;
+        set_->add(this);
+        ia_set_->add(this);
+        tr_->engine().want_ticks(this, true);
+    }
+    void on_tick(std::chrono::steady_clock::time_point now) noexcept override {
+        std::lock_guard lk(mu_);
+        if (state_ != State::Reading || now < deadline_) return;
+        DAPL_TRC(trace::kInfo, "tcp", "dropping passive connection: no CONN_REQ in time");
+        fail();
+    }
+    bool evict(const char *why) noexcept override {
+        std::lock_guard lk(mu_);
+        if (state_ != State::Reading || !fd_) return false;
+        read_request();  // a request already in the socket is served, not dropped
+        if (state_ != State::Reading || !fd_) return false;
+        DAPL_TRC(trace::kInfo, "tcp", "dropping pending passive connection: %s", why);
+        fail();
+        return true;
+    }
 
     void on_events(std::uint32_t) noexcept override {
         std::lock_guard lk(mu_);
         if (state_ != State::Reading || !fd_) return;
+        read_request();
+    }
+
+    // Reads what has arrived of the CONN_REQ (mu_ held, Reading).
+    void read_request() noexcept {
         for (;;) {
             ssize_t n;
             if (got_ < sizeof hdr_) {
@@ -67,6 +105,7 @@ class PendingConn final : public Pollable {
     // Hands the socket to an EP (accept) or answers CONN_REJ and closes (reject).
     Fd take() noexcept {
         std::lock_guard lk(mu_);
+        leave_sets();  // limits per peer
         state_ = State::Done;
         return std::move(fd_);
     }
@@ -79,6 +118,7 @@ class PendingConn final : public Pollable {
     enum class State { Reading, Offered, Done };
 
     void fail() noexcept {
+        leave_sets();  // limits per peer
         tr_->engine().remove_fd(fd_.get());
         fd_.reset();
         state_ = State::Done;
@@ -86,6 +126,8 @@ class PendingConn final : public Pollable {
     }
 
     void complete() noexcept {
+        leave_sets();  // limits per peer: no deadline once the request is in
+        tr_->engine().want_ticks(this, false);
         tr_->engine().remove_fd(fd_.get());
         std::lock_guard slk(sp_->mu);
         if (sp_->sp == nullptr) {  // the service point was freed meanwhile
@@ -122,6 +164,8 @@ class PendingConn final : public Pollable {
     FrameHeader hdr_{};
     std::size_t got_ = 0;
     unsigned char pdata_[util::kMaxPrivateData]{};
+    std::shared_ptr<PendingSet> set_, ia_set_;        // limits per peer
+    std::chrono::steady_clock::time_point deadline_;  // CONN_REQ due (limits per peer)
 };
 
 // A listening socket for one PSP or RSP.
@@ -131,14 +175,20 @@ class Listener final : public Pollable {
         : sp(std::move(sp)), tr_(tr), fd_(std::move(fd)) {}
 
     void on_events(std::uint32_t) noexcept override {
-        for (;;) {
+        // Limits per peer: a bounded batch per wake-up (level-triggered epoll brings us back).
+        for (int budget = 64; budget > 0; --budget) {
             sockaddr_storage peer{};
             socklen_t len = sizeof peer;
             int c = accept4(fd_.get(), reinterpret_cast<sockaddr *>(&peer), &len,
                             SOCK_NONBLOCK | SOCK_CLOEXEC);
             if (c < 0) {
                 if (errno == EINTR || errno == ECONNABORTED) continue;
-                return;  // EAGAIN, or out of descriptors: try again on the next event
+                if (errno == EMFILE || errno == ENFILE) {
+                    // Limits per peer: never spin on a listener we cannot accept from.
+                    if (admission_.out_of_descriptors(errno)) continue;
+                    return;
+                }
+                return;  // EAGAIN
             }
             Fd fd(c);
             tune_socket(c, tr_->params().dead_peer);
@@ -150,11 +200,20 @@ class Listener final : public Pollable {
                 delete pc;
                 continue;
             }
-            if (!tr_->engine().add(pc->fd(), pc, EPOLLIN | EPOLLRDHUP)) tr_->engine().retire(pc);
+            if (!tr_->engine().add(pc->fd(), pc, EPOLLIN | EPOLLRDHUP)) {
+                tr_->engine().retire(pc);
+                continue;
+            }
+            if (!admission_.admit(pc)) return;  // limits per peer: listener paused
         }
     }
 
+    void on_tick(std::chrono::steady_clock::time_point now) noexcept override {
+        admission_.tick(now);  // limits per peer: re-arm after an accept back-off
+    }
+
     void close_fd() noexcept {
+        admission_.stop();  // limits per peer: under the back-off's lock
         tr_->engine().remove_fd(fd_.get());
         fd_.reset();
     }
@@ -164,6 +223,72 @@ class Listener final : public Pollable {
   private:
     TcpTransport *tr_;
     Fd fd_;
+    // Limits per peer: the pending list, its cap, the EMFILE back-off.
+    class Admission {
+      public:
+        explicit Admission(Listener *l)
+            : l_(l), pending_(std::make_shared<PendingSet>(PendingScope::Listener)) {}
+        // Admits pc; false when the cap is reached and no pending connection is old enough
+        // to be dropped: the listener then pauses (the kernel's backlog holds the rest).
+        bool admit(PendingConn *pc) noexcept {
+            bool room = true;
+            while (pending_->size() >= limits_.max_pending) {
+                PendingSet::Member *old = pending_->pop_oldest(old_enough());
+                if (old == nullptr) {
+                    room = false;
+                    break;
+                }
+                old->evict("too many pending connections on this listener");
+            }
+            pc->admit(pending_, limits_.handshake);
+            if (!room) pause("too many pending connections", 0);
+            return room;
+        }
+        // Out of descriptors: drop the IA's oldest pending connection, whichever listener
+        // it came through, and try again (true), or pause the listener for a while (false).
+        // (The same engine dispatches them all: none is deleted while we hold it.)
+        bool out_of_descriptors(int err) noexcept {
+            while (PendingSet::Member *old = l_->tr_->pending()->pop_oldest(old_enough()))
+                if (old->evict("out of file descriptors")) return true;
+            pause("out of file descriptors", err);
+            return false;
+        }
+        std::chrono::steady_clock::time_point old_enough() const noexcept {
+            return std::chrono::steady_clock::now() - limits_.evict_min_age;
+        }
+        void pause(const char *why, int err) noexcept {
+            std::lock_guard lk(mu_);
+            if (paused_ || stopped_) return;
+            DAPL_TRC(err != 0 ? trace::kError : trace::kInfo, "tcp",
+                     "listener: %s (errno %d): not accepting for %lld ms", why, err,
+                     static_cast<long long>(limits_.accept_backoff.count()));
+            paused_ = true;
+            resume_at_ = std::chrono::steady_clock::now() + limits_.accept_backoff;
+            l_->tr_->engine().modify(l_->fd_.get(), l_, 0);
+            l_->tr_->engine().want_ticks(l_, true);
+        }
+        void stop() noexcept {
+            std::lock_guard lk(mu_);
+            paused_ = false;
+            stopped_ = true;
+        }
+        void tick(std::chrono::steady_clock::time_point now) noexcept {
+            std::lock_guard lk(mu_);
+            if (!paused_ || now < resume_at_) return;
+            paused_ = false;
+            l_->tr_->engine().want_ticks(l_, false);
+            if (!stopped_) l_->tr_->engine().modify(l_->fd_.get(), l_, EPOLLIN);
+        }
+
+      private:
+        Listener *l_;
+        PeerLimits limits_ = peer_limits_from_env();
+        std::shared_ptr<PendingSet> pending_;
+        std::mutex mu_;
+        bool paused_ = false, stopped_ = false;
+        std::chrono::steady_clock::time_point resume_at_;
+    };
+    Admission admission_{this};
 };
 
 }  // namespace
@@ -259,8 +384,13 @@ DAT_RETURN TcpTransport::sp_listen(util::Sp *sp) noexcept {
     if (!fd) return util::err(DAT_INSUFFICIENT_RESOURCES);
     int one = 1;
     setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd.get(), reinterpret_cast<sockaddr *>(&addr), params_.addr_len) != 0) {
-        int e = errno;
+    // psp_create_any: a port above the port base, so the qualifier does not wrap (any_port.hpp).
+    int bind_err = qual == 0 ? bind_any_port(fd.get(), addr, params_.addr_len, params_.port_base)
+                   : bind(fd.get(), reinterpret_cast<sockaddr *>(&addr), params_.addr_len) != 0
+                       ? errno
+                       : 0;
+    if (bind_err != 0) {
+        int e = bind_err;
         DAPL_TRC(trace::kInfo, "tcp", "bind to port %u failed: errno %d", port, e);
         return e == EADDRINUSE ? util::err(DAT_CONN_QUAL_IN_USE)
                                : util::err(DAT_CONN_QUAL_UNAVAILABLE);

@@ -7,6 +7,7 @@
 
 #include "tcp/engine.hpp"
 #include "tcp/net.hpp"
+#include "tcp/peer_limits.hpp"
 #include "tcp/wire.hpp"
 #include "util/objects.hpp"
 
@@ -63,11 +64,14 @@ class TcpTransport final : public util::Transport {
     Engine &engine() noexcept { return engine_; }
     util::Ia *ia() const noexcept { return ia_; }
     const IaParams &params() const noexcept { return params_; }
+    // Limits per peer: every pending passive connection of this IA (peer_limits.hpp).
+    const std::shared_ptr<PendingSet> &pending() const noexcept { return pending_; }
 
   private:
     util::Ia *const ia_;
     IaParams params_;
     util::Limits limits_;
+    std::shared_ptr<PendingSet> pending_ = std::make_shared<PendingSet>(PendingScope::Ia);
     Engine engine_;  // last member: destroyed (thread stopped) first
 };
 

@@ -29,7 +29,12 @@ struct MemRange {
     std::uint64_t len = 0;
     DAT_MEM_PRIV_FLAGS priv = DAT_MEM_PRIV_NONE_FLAG;
     const Pz *pz = nullptr;
+    // RMR scope: the util::Ep a window was bound through; only that endpoint's connection
+    // may use it (util/access_guard.hpp). nullptr: any EP of the PZ (an LMR's rmr_context).
+    const void *ep = nullptr;
 };
+
+class AccessHold;
 
 enum class KeyKind { Lmr, Rmr };
 
@@ -51,6 +56,7 @@ class MemTable {
                                         std::uint64_t *total) const noexcept;
 
   private:
+    friend class AccessHold;  // the revocation barrier (util/access_guard.hpp) holds mu_
     DAT_DTO_COMPLETION_STATUS check_locked(KeyKind kind, std::uint32_t key, const Pz *pz,
                                            std::uint64_t addr, std::uint64_t len,
                                            DAT_MEM_PRIV_FLAGS need) const noexcept;

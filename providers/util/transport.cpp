@@ -6,12 +6,17 @@
 
 #include <new>
 
+#include "util/mem_probe.hpp"
 #include "util/objects.hpp"
 
 namespace opendat::util {
 
 DAT_RETURN Transport::lmr_register(Lmr *lmr) noexcept {
     Ia *ia = lmr->ia;
+    // The CPU copies into this memory: refuse what it could not copy into (mem_probe.hpp).
+    if (DAT_RETURN rc = probe_registration(lmr->range.addr, lmr->range.len, lmr->range.priv);
+        rc != DAT_SUCCESS)
+        return rc;
     try {
         DAT_RETURN rc = ia->mem.add(KeyKind::Lmr, lmr->range, &lmr->lmr_context);
         if (rc == DAT_SUCCESS) rc = ia->mem.add(KeyKind::Rmr, lmr->range, &lmr->rmr_context);
@@ -46,6 +51,7 @@ DAT_RETURN Transport::rmr_bind(Rmr *rmr, Lmr *lmr, const DAT_LMR_TRIPLET *t,
             return err(DAT_LENGTH_ERROR);
         MemRange r{t->virtual_address, len, static_cast<DAT_MEM_PRIV_FLAGS>(priv & lmr->range.priv),
                    rmr->pz};
+        r.ep = ep;  // RMR scope: the window answers only on this EP's connection
         std::uint32_t key = 0;
         try {
             if (ia->mem.add(KeyKind::Rmr, r, &key) != DAT_SUCCESS) return kNoMemory;

@@ -1,0 +1,85 @@
+// TcpEp: the revocation barrier on the data path (util/access_guard.hpp). Every chunk of
+// a payload that moves into or out of registered memory is moved under an AccessHold
+// after these re-checks; a transfer whose memory was revoked meanwhile ends the connection.
+#include "tcp/ep.hpp"
+#include "trace/trace.hpp"
+#include "util/access_guard.hpp"
+
+namespace opendat::tcp {
+
+bool TcpEp::rx_target_alive(const util::AccessHold &h) const noexcept {
+    switch (rx_.done) {
+        case RxState::Done::Recv: {
+            std::size_t slot = rq_head_ % rq_.size();
+            return h.local(&rq_iov_[slot * kMaxIov], rq_[slot].niov, ep->pz,
+                           DAT_MEM_PRIV_LOCAL_WRITE_FLAG) == DAT_DTO_SUCCESS;
+        }
+        case RxState::Done::ReadResp: {
+            std::size_t slot = rx_.wr % sq_.size();
+            return h.local(&sq_iov_[slot * kMaxIov], sq_[slot].niov, ep->pz,
+                           DAT_MEM_PRIV_LOCAL_WRITE_FLAG) == DAT_DTO_SUCCESS;
+        }
+        case RxState::Done::Write:
+            return h.remote(rx_.hdr.rkey, ep->pz, ep, rx_.hdr.addr, rx_.hdr.length,
+                            DAT_MEM_PRIV_REMOTE_WRITE_FLAG) == DAT_DTO_SUCCESS;
+        case RxState::Done::ConnPdata:
+        case RxState::Done::None:
+            break;
+    }
+    return true;  // provider memory
+}
+
+bool TcpEp::tx_source_alive(const util::AccessHold &h) const noexcept {
+    switch (tx_src_) {
+        case TxSrc::Ctrl: {
+            const CtrlFrame &c = ctrl_[ctrl_head_ % ctrl_.size()];
+            if (c.rkey == 0 || c.hdr.length == 0) return true;  // provider memory
+            return h.remote(c.rkey, ep->pz, ep, reinterpret_cast<std::uintptr_t>(c.data),
+                            c.hdr.length, DAT_MEM_PRIV_REMOTE_READ_FLAG) == DAT_DTO_SUCCESS;
+        }
+        case TxSrc::Request: {
+            std::size_t slot = sq_tx_ % sq_.size();
+            const RequestWr &w = sq_[slot];
+            if (w.hdr.op == kReadReq) return true;  // no payload
+            return h.local(&sq_iov_[slot * kMaxIov], w.niov, ep->pz, DAT_MEM_PRIV_NONE_FLAG) ==
+                   DAT_DTO_SUCCESS;
+        }
+        case TxSrc::Disc:
+        case TxSrc::None:
+            break;
+    }
+    return true;
+}
+
+bool TcpEp::tx_needs_hold() const noexcept {
+    switch (tx_src_) {
+        case TxSrc::Ctrl:
+            return ctrl_[ctrl_head_ % ctrl_.size()].rkey != 0;
+        case TxSrc::Request:
+            return sq_[sq_tx_ % sq_.size()].hdr.op != kReadReq;
+        default:
+            return false;
+    }
+}
+
+void TcpEp::access_revoked(bool receiving) noexcept {
+    DAPL_TRC(trace::kInfo, "tcp",
+             "EP %p: memory revoked while a transfer %s it was in progress: connection broken",
+             static_cast<void *>(ep), receiving ? "into" : "from");
+    if (receiving) {
+        if (rx_.done == RxState::Done::Recv) {
+            RecvWr &r = rq_[rq_head_ % rq_.size()];
+            ++rq_head_;
+            util::post_dto(ep->recv_evd, ep, r.cookie, DAT_DTO_ERR_LOCAL_PROTECTION, 0,
+                           DAT_DTO_RECEIVE);
+        } else if (rx_.done == RxState::Done::ReadResp) {
+            sq_[rx_.wr % sq_.size()].status = DAT_DTO_ERR_LOCAL_PROTECTION;
+        }
+    } else if (tx_src_ == TxSrc::Request) {
+        sq_[sq_tx_ % sq_.size()].status = DAT_DTO_ERR_LOCAL_PROTECTION;
+    }
+    rx_.done = RxState::Done::None;
+    teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+}
+
+}  // namespace opendat::tcp

@@ -1,0 +1,808 @@
+// Attacks on the tcp provider from a hostile peer (issue 9), each across two processes:
+// the child is a DAT application, the parent attacks it from raw sockets (raw_peer.hpp)
+// or, where the attack is the application's own misuse, drives it and checks the effects.
+//
+//  - revocation is a barrier: a stalled RDMA write or an unread RDMA read response gets
+//    no byte into or out of memory once the window is unbound/freed or the LMR freed;
+//  - the application's buffers of outstanding work: freeing their LMR never lets a later
+//    receive or read response write into the (re-used) memory;
+//  - bounded resources: a flood of idle connections beyond the fd limit leaves the
+//    process idle and a legitimate client connects; a violation followed by silence, and a
+//    graceful close to a silent peer, end with a connection event in bounded time;
+//  - frames above the receiver's maximum message size, psp_create_any under a port base,
+//    registration of unmapped or read-only memory, and RMR scope.
+#include <arpa/inet.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "dat_fixture.hpp"
+#include "raw_peer.hpp"
+
+using namespace dattest;
+using namespace opendat::tcp;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr DAT_TIMEOUT kShort = 5'000'000;
+
+// Anonymous memory of the child, registered as one LMR.
+struct Region {
+    unsigned char *p = nullptr;
+    std::size_t len = 0;
+    DAT_LMR_HANDLE lmr = DAT_HANDLE_NULL;
+    DAT_LMR_CONTEXT lmr_ctx = 0;
+    DAT_RMR_CONTEXT rmr_ctx = 0;
+
+    bool map(std::size_t n, unsigned char fill) {
+        len = n;
+        void *m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) return false;
+        p = static_cast<unsigned char *>(m);
+        std::memset(p, fill, n);
+        return true;
+    }
+    DAT_RETURN reg(Node &n, DAT_MEM_PRIV_FLAGS priv = DAT_MEM_PRIV_ALL_FLAG) {
+        DAT_REGION_DESCRIPTION d;
+        d.for_va = p;
+        DAT_VLEN rl;
+        DAT_VADDR ra;
+        return dat_lmr_create(n.ia, DAT_MEM_TYPE_VIRTUAL, d, len, n.pz, priv, DAT_VA_TYPE_VA, &lmr,
+                              &lmr_ctx, &rmr_ctx, &rl, &ra);
+    }
+    // The application frees the memory and the same addresses are handed out again,
+    // filled with `fill` (what a later byte from the provider would corrupt).
+    bool reuse(unsigned char fill) {
+        if (munmap(p, len) != 0) return false;
+        void *m = mmap(p, len, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (m != p) return false;
+        std::memset(p, fill, len);
+        return true;
+    }
+    bool all(unsigned char v) const {
+        for (std::size_t i = 0; i < len; ++i)
+            if (p[i] != v) return false;
+        return true;
+    }
+    DAT_LMR_TRIPLET iov() const {
+        DAT_LMR_TRIPLET t{};
+        t.lmr_context = lmr_ctx;
+        t.virtual_address = reinterpret_cast<std::uintptr_t>(p);
+        t.segment_length = len;
+        return t;
+    }
+};
+
+// What the child tells the attacker.
+struct Target {
+    DAT_CONN_QUAL qual = 0;
+    std::uint64_t addr = 0;
+    std::uint32_t rkey = 0;
+    std::uint32_t len = 0;
+};
+
+void sync_with_provider(DAT_EP_HANDLE ep) {
+    DAT_EP_STATE st;
+    dat_ep_get_status(ep, &st, nullptr, nullptr);
+}
+
+// Waits for a connection event other than ESTABLISHED; returns it (0 on timeout).
+DAT_EVENT_NUMBER connection_end(Node &n, DAT_TIMEOUT timeout = kShort) {
+    DAT_EVENT ev;
+    for (;;) {
+        if (n.next(n.conn_evd, &ev, timeout) != DAT_SUCCESS) return DAT_EVENT_NUMBER(0);
+        if (ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED) return ev.event_number;
+    }
+}
+
+double own_cpu() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// The parent's raw connection to the child's PSP, through the handshake.
+int attacker_connect(DAT_CONN_QUAL qual, int rcvbuf = 0) {
+    int fd = attack::connect_tcp(peer_address(), static_cast<std::uint16_t>(qual), rcvbuf);
+    if (fd < 0) return -1;
+    if (!attack::send_conn_req(fd) || !attack::expect_conn_acc(fd)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+enum class Revoke { Unbind, RmrFree, LmrFree };
+const char *name(Revoke r) {
+    return r == Revoke::Unbind ? "Unbind" : r == Revoke::RmrFree ? "RmrFree" : "LmrFree";
+}
+
+// The child's side of the revocation tests: an LMR and (for Unbind/RmrFree) a window on it
+// bound through the connected EP; `revoke` takes the access away.
+struct Exposed {
+    Region region;
+    DAT_RMR_HANDLE rmr = DAT_HANDLE_NULL;
+    std::uint32_t rkey = 0;
+
+    bool expose(Node &s, Revoke how, DAT_MEM_PRIV_FLAGS remote) {
+        if (how == Revoke::LmrFree) {
+            if (region.reg(s, static_cast<DAT_MEM_PRIV_FLAGS>(DAT_MEM_PRIV_LOCAL_WRITE_FLAG |
+                                                              remote)) != DAT_SUCCESS)
+                return false;
+            rkey = region.rmr_ctx;
+            return true;
+        }
+        if (region.reg(s) != DAT_SUCCESS || dat_rmr_create(s.pz, &rmr) != DAT_SUCCESS) return false;
+        DAT_LMR_TRIPLET t = region.iov();
+        DAT_RMR_COOKIE ck;
+        ck.as_64 = 1;
+        DAT_RMR_CONTEXT ctx = 0;
+        if (dat_rmr_bind(rmr, region.lmr, &t, remote, DAT_VA_TYPE_VA, s.ep, ck,
+                         DAT_COMPLETION_SUPPRESS_FLAG, &ctx) != DAT_SUCCESS)
+            return false;
+        rkey = ctx;
+        return true;
+    }
+    bool revoke(Node &s, Revoke how) {
+        DAT_RMR_COOKIE ck;
+        ck.as_64 = 2;
+        switch (how) {
+            case Revoke::Unbind:
+                return dat_rmr_bind(rmr, DAT_HANDLE_NULL, nullptr, DAT_MEM_PRIV_NONE_FLAG,
+                                    DAT_VA_TYPE_VA, s.ep, ck, DAT_COMPLETION_SUPPRESS_FLAG,
+                                    nullptr) == DAT_SUCCESS;
+            case Revoke::RmrFree:
+                return dat_rmr_free(rmr) == DAT_SUCCESS;
+            case Revoke::LmrFree:
+                return dat_lmr_free(region.lmr) == DAT_SUCCESS;
+        }
+        return false;
+    }
+};
+
+class RevokeTest : public ::testing::TestWithParam<Revoke> {};
+
+// A write header, part of the payload, a stall; the application revokes the access and
+// re-uses the memory; then the rest of the payload arrives. Not one byte of it may land.
+TEST_P(RevokeTest, StalledWriteLandsNothingAfterRevocation) {
+    Revoke how = GetParam();
+    constexpr std::size_t kLen = 64 * 1024, kFirst = 1000;
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node s;
+        Exposed x;
+        CHILD_CHECK(x.region.map(kLen, 0xC3));
+        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
+        Target t;
+        CHILD_CHECK(s.listen(&t.qual) == DAT_SUCCESS && ch.send(t.qual));
+        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);
+        CHILD_CHECK(x.expose(s, how, DAT_MEM_PRIV_REMOTE_WRITE_FLAG));
+        t.addr = reinterpret_cast<std::uintptr_t>(x.region.p);
+        t.rkey = x.rkey;
+        CHILD_CHECK(ch.send(t));
+        // The first bytes land: the write is under way.
+        bool started = false;
+        for (int i = 0; i < 500 && !started; ++i) {
+            sync_with_provider(s.ep);
+            started = x.region.p[kFirst - 1] == 0xAA;
+            if (!started) std::this_thread::sleep_for(10ms);
+        }
+        CHILD_CHECK(started);
+        CHILD_CHECK(x.revoke(s, how));
+        // From here on the memory is the application's again (re-used).
+        CHILD_CHECK(x.region.reuse(0x11));
+        CHILD_CHECK(ch.send(1));
+        DAT_EVENT_NUMBER end = connection_end(s);
+        CHILD_CHECK(end == DAT_CONNECTION_EVENT_BROKEN);
+        sync_with_provider(s.ep);
+        CHILD_CHECK(x.region.all(0x11));
+        return 0;
+    });
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_TRUE(ch.recv(&qual));
+    int fd = attacker_connect(qual);
+    ASSERT_GE(fd, 0);
+    Target t;
+    ASSERT_TRUE(ch.recv(&t));
+    FrameHeader h = make_header(kWrite, kLen, 1);
+    h.addr = t.addr;
+    h.rkey = t.rkey;
+    std::vector<unsigned char> payload(kLen, 0xAA);
+    ASSERT_TRUE(attack::send_all(fd, &h, sizeof h));
+    ASSERT_TRUE(attack::send_all(fd, payload.data(), kFirst));
+    int revoked = 0;
+    ASSERT_TRUE(ch.recv(&revoked));
+    attack::send_all(fd, payload.data() + kFirst, kLen - kFirst);  // may fail: broken
+    EXPECT_TRUE(attack::wait_closed(fd, 10000));
+    close(fd);
+    EXPECT_EQ(reap(pid), 0) << name(how);
+}
+
+// A read request for much more than the socket buffers hold, and then no reading; the
+// application revokes the access and writes a secret into the memory. The response
+// stream must never carry the secret.
+TEST_P(RevokeTest, UnreadReadResponseSendsNothingAfterRevocation) {
+    Revoke how = GetParam();
+    constexpr std::size_t kLen = 32u << 20;
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node s;
+        Exposed x;
+        CHILD_CHECK(x.region.map(kLen, 0x11));
+        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
+        Target t;
+        CHILD_CHECK(s.listen(&t.qual) == DAT_SUCCESS && ch.send(t.qual));
+        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);
+        CHILD_CHECK(x.expose(s, how, DAT_MEM_PRIV_REMOTE_READ_FLAG));
+        t.addr = reinterpret_cast<std::uintptr_t>(x.region.p);
+        t.rkey = x.rkey;
+        CHILD_CHECK(ch.send(t));
+        int requested = 0;
+        CHILD_CHECK(ch.recv(&requested));
+        std::this_thread::sleep_for(300ms);  // the response fills the socket buffers
+        CHILD_CHECK(x.revoke(s, how));
+        std::memset(x.region.p, 0x5A, kLen);  // the secret
+        CHILD_CHECK(ch.send(1));
+        CHILD_CHECK(connection_end(s, 15'000'000) == DAT_CONNECTION_EVENT_BROKEN);
+        return 0;
+    });
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_TRUE(ch.recv(&qual));
+    int fd = attacker_connect(qual, 16 * 1024);
+    ASSERT_GE(fd, 0);
+    Target t;
+    ASSERT_TRUE(ch.recv(&t));
+    FrameHeader h = make_header(kReadReq, 0, 7);
+    h.addr = t.addr;
+    h.rkey = t.rkey;
+    h.aux = static_cast<std::uint32_t>(kLen);
+    ASSERT_TRUE(attack::send_all(fd, &h, sizeof h));
+    ASSERT_TRUE(ch.send(1));
+    int revoked = 0;
+    ASSERT_TRUE(ch.recv(&revoked));
+    // Now read everything that comes: the header, then payload bytes until the end.
+    FrameHeader resp{};
+    ASSERT_TRUE(attack::recv_all(fd, &resp, sizeof resp));
+    EXPECT_EQ(resp.op, kReadResp);
+    std::vector<unsigned char> buf(1 << 16);
+    std::size_t got = 0, secret = 0;
+    for (;;) {
+        ssize_t k = recv(fd, buf.data(), buf.size(), 0);
+        if (k <= 0) break;
+        for (ssize_t i = 0; i < k; ++i) secret += buf[static_cast<std::size_t>(i)] == 0x5A;
+        got += static_cast<std::size_t>(k);
+    }
+    close(fd);
+    std::printf("[ %s ] read response: %zu of %zu bytes sent before the connection broke\n",
+                name(how), got, kLen);
+    EXPECT_EQ(secret, 0u) << "bytes of revoked memory were sent";
+    EXPECT_LT(got, kLen);
+    EXPECT_EQ(reap(pid), 0) << name(how);
+}
+
+INSTANTIATE_TEST_SUITE_P(Attack, RevokeTest,
+                         ::testing::Values(Revoke::Unbind, Revoke::RmrFree, Revoke::LmrFree),
+                         [](const auto &info) { return std::string(name(info.param)); });
+
+// The application frees the LMR of a posted receive, then re-uses the memory; a message
+// arrives. The receive fails, the connection breaks, the memory is untouched.
+TEST(Attack, FreedReceiveBufferIsNeverWritten) {
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node s;
+        Region r;
+        CHILD_CHECK(r.map(4096, 0));
+        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(s.listen(&qual) == DAT_SUCCESS && ch.send(qual));
+        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);
+        CHILD_CHECK(r.reg(s) == DAT_SUCCESS);
+        DAT_LMR_TRIPLET iov = r.iov();
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = 5;
+        CHILD_CHECK(dat_ep_post_recv(s.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG) ==
+                    DAT_SUCCESS);
+        // Documented: the free succeeds; the receive then fails instead of writing.
+        CHILD_CHECK(dat_lmr_free(r.lmr) == DAT_SUCCESS);
+        CHILD_CHECK(r.reuse(0x11));
+        CHILD_CHECK(ch.send(1));
+        DAT_EVENT ev;
+        CHILD_CHECK(s.next(s.recv_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_number == DAT_DTO_COMPLETION_EVENT);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS);
+        CHILD_CHECK(connection_end(s) == DAT_CONNECTION_EVENT_BROKEN);
+        CHILD_CHECK(r.all(0x11));
+        return 0;
+    });
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_TRUE(ch.recv(&qual));
+    int fd = attacker_connect(qual);
+    ASSERT_GE(fd, 0);
+    int freed = 0;
+    ASSERT_TRUE(ch.recv(&freed));
+    FrameHeader h = make_header(kSend, 100, 1);
+    std::vector<unsigned char> msg(100, 0xAA);
+    ASSERT_TRUE(attack::send_all(fd, &h, sizeof h));
+    ASSERT_TRUE(attack::send_all(fd, msg.data(), msg.size()));
+    EXPECT_TRUE(attack::wait_closed(fd, 10000));
+    close(fd);
+    EXPECT_EQ(reap(pid), 0);
+}
+
+// The application posts an RDMA read, frees the destination's LMR and re-uses the memory;
+// then the response arrives. Nothing is placed; the read fails; the connection breaks.
+TEST(Attack, FreedReadDestinationIsNeverWritten) {
+    in_addr me = own_address();
+    std::uint16_t port = 0;
+    int l = attack::listen_tcp(me, &port);
+    ASSERT_GE(l, 0);
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node c;
+        Region r;
+        CHILD_CHECK(r.map(4096, 0));
+        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+        std::uint16_t p = 0;
+        CHILD_CHECK(ch.recv(&p));
+        DAT_EVENT_NUMBER outcome;
+        CHILD_CHECK(c.connect(p, &outcome) == DAT_SUCCESS &&
+                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        CHILD_CHECK(r.reg(c) == DAT_SUCCESS);
+        DAT_LMR_TRIPLET iov = r.iov();
+        DAT_RMR_TRIPLET remote{};
+        remote.rmr_context = 0x1234;
+        remote.virtual_address = 0x10000;
+        remote.segment_length = 4096;
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = 9;
+        CHILD_CHECK(dat_ep_post_rdma_read(c.ep, 1, &iov, ck, &remote,
+                                          DAT_COMPLETION_DEFAULT_FLAG) == DAT_SUCCESS);
+        CHILD_CHECK(dat_lmr_free(r.lmr) == DAT_SUCCESS);
+        CHILD_CHECK(r.reuse(0x11));
+        CHILD_CHECK(ch.send(1));
+        DAT_EVENT ev;
+        CHILD_CHECK(c.next(c.req_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS);
+        CHILD_CHECK(connection_end(c) == DAT_CONNECTION_EVENT_BROKEN);
+        CHILD_CHECK(r.all(0x11));
+        return 0;
+    });
+    ch.parent_side();
+    ASSERT_TRUE(ch.send(port));
+    int fd = accept(l, nullptr, nullptr);
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(attack::answer_conn_req(fd));
+    FrameHeader req{};
+    ASSERT_TRUE(attack::recv_all(fd, &req, sizeof req));
+    ASSERT_EQ(req.op, kReadReq);
+    int freed = 0;
+    ASSERT_TRUE(ch.recv(&freed));
+    FrameHeader resp = make_header(kReadResp, req.aux, req.seq);
+    std::vector<unsigned char> data(req.aux, 0xAA);
+    ASSERT_TRUE(attack::send_all(fd, &resp, sizeof resp));
+    attack::send_all(fd, data.data(), data.size());
+    EXPECT_TRUE(attack::wait_closed(fd, 10000));
+    close(fd);
+    close(l);
+    EXPECT_EQ(reap(pid), 0);
+}
+
+// A flood of idle connections (no CONN_REQ) far beyond the child's descriptor limit. The
+// child stays idle (CPU time measured over the attack), drops idle connections at the
+// handshake deadline, and a legitimate client still connects during the flood.
+TEST(Attack, IdleConnectionFloodBeyondTheFdLimit) {
+    constexpr int kFlood = 400;
+    constexpr int kFdLimit = 64;
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        rlimit rl{kFdLimit, kFdLimit};
+        CHILD_CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+        setenv("DAT_TCP_HANDSHAKE_MS", "3000", 1);
+        Node s;
+        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(s.listen(&qual) == DAT_SUCCESS && ch.send(qual));
+        // The legitimate client's request, whenever it comes.
+        DAT_EVENT ev;
+        CHILD_CHECK(s.next(s.cr_evd, &ev, 30'000'000) == DAT_SUCCESS);
+        CHILD_CHECK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, s.ep, 0,
+                                  nullptr) == DAT_SUCCESS);
+        CHILD_CHECK(ch.send(1));
+        int done = 0;
+        CHILD_CHECK(ch.recv(&done, 60000));
+        return 0;
+    });
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_TRUE(ch.recv(&qual));
+    std::vector<int> flood;
+    for (int i = 0; i < kFlood; ++i) {
+        int fd = attack::connect_tcp(peer_address(), static_cast<std::uint16_t>(qual));
+        if (fd >= 0) flood.push_back(fd);
+    }
+    // The attack, measured: 2 s of a standing flood.
+    double cpu0 = attack::cpu_seconds(pid);
+    auto t0 = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(2s);
+    double cpu1 = attack::cpu_seconds(pid);
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("[ flood ] %zu idle connections, fd limit %d: child used %.3f s CPU in %.2f s\n",
+                flood.size(), kFdLimit, cpu1 - cpu0, wall);
+    EXPECT_GT(flood.size(), static_cast<std::size_t>(kFdLimit));
+    EXPECT_LT(cpu1 - cpu0, 0.25 * wall) << "the flood keeps the process busy";
+    // A legitimate client, while the flood stands.
+    Node c;
+    ASSERT_EQ(c.open(), DAT_SUCCESS);
+    ASSERT_EQ(c.make_ep(), DAT_SUCCESS);
+    auto tc = std::chrono::steady_clock::now();
+    DAT_EVENT_NUMBER outcome{};
+    ASSERT_EQ(c.connect(qual, &outcome), DAT_SUCCESS);
+    EXPECT_EQ(outcome, DAT_CONNECTION_EVENT_ESTABLISHED);
+    int accepted = 0;
+    EXPECT_TRUE(ch.recv(&accepted));
+    std::printf("[ flood ] legitimate client connected in %.3f s\n",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - tc).count());
+    // Every idle connection is closed by the child by the handshake deadline.
+    int closed = 0;
+    for (int fd : flood) {
+        closed += attack::wait_closed(fd, 8000) ? 1 : 0;
+        close(fd);
+    }
+    EXPECT_EQ(closed, static_cast<int>(flood.size()));
+    ch.send(1);
+    EXPECT_EQ(reap(pid), 0);
+}
+
+// A pending-connection cap: beyond it the oldest idle connection is dropped at once.
+TEST(Attack, PendingConnectionsAreCapped) {
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        setenv("DAT_TCP_MAX_PENDING", "8", 1);
+        setenv("DAT_TCP_HANDSHAKE_MS", "30000", 1);
+        Node s;
+        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(s.listen(&qual) == DAT_SUCCESS && ch.send(qual));
+        int done = 0;
+        CHILD_CHECK(ch.recv(&done, 60000));
+        return 0;
+    });
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_TRUE(ch.recv(&qual));
+    std::vector<int> fds;
+    for (int i = 0; i < 20; ++i) {
+        fds.push_back(attack::connect_tcp(peer_address(), static_cast<std::uint16_t>(qual)));
+        ASSERT_GE(fds.back(), 0);
+    }
+    // The oldest are dropped once they are old enough (0.5 s) to be judged idle.
+    int closed = 0;
+    std::vector<bool> gone(fds.size(), false);
+    auto until = std::chrono::steady_clock::now() + 8s;
+    while (closed < 12 && std::chrono::steady_clock::now() < until) {
+        for (std::size_t i = 0; i < fds.size(); ++i)
+            if (!gone[i] && attack::wait_closed(fds[i], 5)) {
+                gone[i] = true;
+                ++closed;
+            }
+    }
+    // The listener pauses with at most one connection above the cap.
+    EXPECT_GE(closed, 11) << "20 idle connections, cap 8";
+    EXPECT_LE(closed, 12) << "20 idle connections, cap 8";
+    for (int fd : fds) close(fd);
+    ch.send(1);
+    EXPECT_EQ(reap(pid), 0);
+}
+
+// A remote access violation, then a peer that neither reads nor closes: the responder's
+// application gets BROKEN once the drain deadline passes, and stays idle meanwhile.
+TEST(Attack, ViolationThenSilenceEndsInBoundedTime) {
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        setenv("DAT_TCP_DRAIN_MS", "500", 1);
+        Node s;
+        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(s.listen(&qual) == DAT_SUCCESS && ch.send(qual));
+        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);
+        int sent = 0;
+        CHILD_CHECK(ch.recv(&sent));
+        double cpu0 = own_cpu();
+        auto t0 = std::chrono::steady_clock::now();
+        DAT_EVENT_NUMBER end = connection_end(s, 10'000'000);
+        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        double cpu = own_cpu() - cpu0;
+        std::printf("[ violation ] event 0x%x after %.3f s, %.3f s CPU meanwhile\n", end, secs,
+                    cpu);
+        CHILD_CHECK(end == DAT_CONNECTION_EVENT_BROKEN);
+        CHILD_CHECK(secs < 3.0);
+        CHILD_CHECK(cpu < 0.5 * secs + 0.05);
+        return 0;
+    });
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_TRUE(ch.recv(&qual));
+    int fd = attacker_connect(qual);
+    ASSERT_GE(fd, 0);
+    FrameHeader h = make_header(kWrite, 64, 3);
+    h.addr = 0x1000;
+    h.rkey = 0xdeadbeef;
+    std::vector<unsigned char> payload(64, 0xAA);
+    ASSERT_TRUE(attack::send_all(fd, &h, sizeof h));
+    ASSERT_TRUE(attack::send_all(fd, payload.data(), payload.size()));
+    ASSERT_TRUE(ch.send(1));
+    FrameHeader nak{};
+    ASSERT_TRUE(attack::recv_all(fd, &nak, sizeof nak));
+    EXPECT_EQ(nak.op, kNak);
+    EXPECT_EQ(nak.aux, static_cast<std::uint32_t>(DAT_DTO_ERR_REMOTE_ACCESS));
+    EXPECT_EQ(reap(pid), 0);  // silent meanwhile: nothing sent, not closed
+    close(fd);
+}
+
+// A graceful disconnect towards a peer that never closes its end: DISCONNECTED once the
+// close deadline passes.
+TEST(Attack, GracefulCloseToSilentPeerEndsInBoundedTime) {
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        setenv("DAT_TCP_CLOSE_MS", "500", 1);
+        Node s;
+        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(s.listen(&qual) == DAT_SUCCESS && ch.send(qual));
+        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);
+        auto t0 = std::chrono::steady_clock::now();
+        CHILD_CHECK(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG) == DAT_SUCCESS);
+        DAT_EVENT_NUMBER end = connection_end(s, 10'000'000);
+        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::printf("[ close ] event 0x%x after %.3f s\n", end, secs);
+        CHILD_CHECK(end == DAT_CONNECTION_EVENT_DISCONNECTED);
+        CHILD_CHECK(secs < 3.0);
+        return 0;
+    });
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_TRUE(ch.recv(&qual));
+    int fd = attacker_connect(qual);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(reap(pid), 0);
+    close(fd);
+}
+
+// Frames above the receiver's maximum message size (2 GiB): a clean BROKEN, the posted
+// receive flushed, never a completion with a negative length.
+class OversizeTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(OversizeTest, RefusedByTheReceiver) {
+    const auto op = static_cast<Op>(GetParam());
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node s;
+        Buffer b;
+        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
+        CHILD_CHECK(s.reg(&b, 4096) == DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(s.listen(&qual) == DAT_SUCCESS && ch.send(qual));
+        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);
+        DAT_LMR_TRIPLET iov = b.iov();
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = 1;
+        CHILD_CHECK(dat_ep_post_recv(s.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG) ==
+                    DAT_SUCCESS);
+        Target t;
+        t.addr = reinterpret_cast<std::uintptr_t>(b.mem.data());
+        t.rkey = b.rmr_ctx;
+        CHILD_CHECK(ch.send(t));
+        CHILD_CHECK(connection_end(s) == DAT_CONNECTION_EVENT_BROKEN);
+        DAT_EVENT ev;
+        CHILD_CHECK(s.next(s.recv_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_ERR_FLUSHED);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.transfered_length == 0);
+        CHILD_CHECK(s.next(s.async_evd, &ev) == DAT_SUCCESS &&
+                    ev.event_number == DAT_ASYNC_ERROR_EP_BROKEN);
+        return 0;
+    });
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_TRUE(ch.recv(&qual));
+    int fd = attacker_connect(qual);
+    ASSERT_GE(fd, 0);
+    Target t;
+    ASSERT_TRUE(ch.recv(&t));
+    FrameHeader h = make_header(op, op == kReadReq ? 0 : 0x80000000u, 1);
+    h.addr = t.addr;
+    h.rkey = t.rkey;
+    if (op == kReadReq) h.aux = 0x80000000u;
+    ASSERT_TRUE(attack::send_all(fd, &h, sizeof h));
+    std::vector<unsigned char> some(4096, 0xAA);
+    attack::send_all(fd, some.data(), some.size());
+    EXPECT_TRUE(attack::wait_closed(fd, 10000));
+    close(fd);
+    EXPECT_EQ(reap(pid), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Attack, OversizeTest, ::testing::Values(kSend, kWrite, kReadReq),
+                         [](const auto &info) {
+                             return std::string(info.param == kSend    ? "Send"
+                                                : info.param == kWrite ? "Write"
+                                                                       : "ReadRequest");
+                         });
+
+// dat_psp_create_any on an IA with port base 40000: the kernel's ephemeral ports lie
+// partly below it; every qualifier handed out must name a port above the base, reachable.
+TEST(Attack, PspCreateAnyStaysAboveThePortBase) {
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node s;
+        CHILD_CHECK(s.open("tcp-lo-base40000") == DAT_SUCCESS);
+        for (int i = 0; i < 30; ++i) {
+            DAT_CONN_QUAL q = 0;
+            DAT_PSP_HANDLE psp;
+            CHILD_CHECK(dat_psp_create_any(s.ia, &q, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &psp) ==
+                        DAT_SUCCESS);
+            CHILD_CHECK(q > 0 && q <= 65535 - 40000);  // no wrap-around
+            CHILD_CHECK(ch.send(q));
+            int ok = 0;
+            CHILD_CHECK(ch.recv(&ok) && ok == 1);
+            CHILD_CHECK(dat_psp_free(psp) == DAT_SUCCESS);
+        }
+        return 0;
+    });
+    ch.parent_side();
+    for (int i = 0; i < 30; ++i) {
+        DAT_CONN_QUAL q = 0;
+        ASSERT_TRUE(ch.recv(&q));
+        ASSERT_LE(q, 65535u - 40000);
+        int fd = attack::connect_tcp(peer_address(), static_cast<std::uint16_t>(q + 40000));
+        EXPECT_GE(fd, 0) << "qualifier " << q;
+        if (fd >= 0) close(fd);
+        ASSERT_TRUE(ch.send(1));
+    }
+    EXPECT_EQ(reap(pid), 0);
+}
+
+// Registration of memory the provider could not copy into: unmapped memory is refused,
+// read-only memory cannot be registered for writing; read-only memory registered for
+// remote reading survives a remote write attempt (refused, NAK) with the process alive.
+TEST(Attack, UnmappedAndReadOnlyMemory) {
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node s;
+        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
+        Region gone, ro;
+        CHILD_CHECK(gone.map(8192, 0) && munmap(gone.p, gone.len) == 0);
+        CHILD_CHECK(DAT_GET_TYPE(gone.reg(s)) == DAT_INVALID_PARAMETER);
+        CHILD_CHECK(ro.map(8192, 0x77) && mprotect(ro.p, ro.len, PROT_READ) == 0);
+        CHILD_CHECK(DAT_GET_TYPE(ro.reg(s)) == DAT_PRIVILEGES_VIOLATION);
+        CHILD_CHECK(ro.reg(s, static_cast<DAT_MEM_PRIV_FLAGS>(DAT_MEM_PRIV_LOCAL_READ_FLAG |
+                                                              DAT_MEM_PRIV_REMOTE_READ_FLAG)) ==
+                    DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(s.listen(&qual) == DAT_SUCCESS && ch.send(qual));
+        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);
+        Target t;
+        t.addr = reinterpret_cast<std::uintptr_t>(ro.p);
+        t.rkey = ro.rmr_ctx;
+        CHILD_CHECK(ch.send(t));
+        CHILD_CHECK(connection_end(s) == DAT_CONNECTION_EVENT_BROKEN);
+        CHILD_CHECK(ro.all(0x77));
+        return 0;
+    });
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_TRUE(ch.recv(&qual));
+    int fd = attacker_connect(qual);
+    ASSERT_GE(fd, 0);
+    Target t;
+    ASSERT_TRUE(ch.recv(&t));
+    FrameHeader h = make_header(kWrite, 4096, 1);
+    h.addr = t.addr;
+    h.rkey = t.rkey;
+    std::vector<unsigned char> payload(4096, 0xAA);
+    ASSERT_TRUE(attack::send_all(fd, &h, sizeof h));
+    attack::send_all(fd, payload.data(), payload.size());
+    FrameHeader nak{};
+    ASSERT_TRUE(attack::recv_all(fd, &nak, sizeof nak));
+    EXPECT_EQ(nak.op, kNak);
+    close(fd);
+    EXPECT_EQ(reap(pid), 0);
+}
+
+// RMR scope: a window bound through endpoint A answers on A's connection only; a peer on
+// another connection of the same PZ that learnt the rmr_context is refused.
+TEST(Attack, WindowAnswersOnlyOnItsEndpoint) {
+    constexpr std::size_t kLen = 4096;
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node s;
+        Region r;
+        CHILD_CHECK(r.map(kLen, 0xC3));
+        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
+        DAT_EP_HANDLE ep_b;
+        CHILD_CHECK(dat_ep_create(s.ia, s.pz, s.recv_evd, s.req_evd, s.conn_evd, nullptr, &ep_b) ==
+                    DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(s.listen(&qual) == DAT_SUCCESS && ch.send(qual));
+        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);  // connection A on s.ep
+        DAT_EVENT ev;
+        CHILD_CHECK(s.next(s.cr_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, ep_b, 0,
+                                  nullptr) == DAT_SUCCESS);  // connection B
+        Exposed x;
+        x.region = r;
+        CHILD_CHECK(x.expose(s, Revoke::Unbind, DAT_MEM_PRIV_REMOTE_WRITE_FLAG));  // via A
+        Target t;
+        t.addr = reinterpret_cast<std::uintptr_t>(r.p);
+        t.rkey = x.rkey;
+        CHILD_CHECK(ch.send(t));
+        int done = 0;
+        CHILD_CHECK(ch.recv(&done));
+        // A's write lands (the first half), B's (the second half) never does.
+        bool landed = false;
+        for (int i = 0; i < 500 && !landed; ++i) {
+            sync_with_provider(s.ep);
+            landed = r.p[kLen / 2 - 1] == 0xAA;
+            if (!landed) std::this_thread::sleep_for(10ms);
+        }
+        CHILD_CHECK(landed);
+        for (std::size_t i = kLen / 2; i < kLen; ++i) CHILD_CHECK(r.p[i] == 0xC3);
+        return 0;
+    });
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_TRUE(ch.recv(&qual));
+    int a = attacker_connect(qual);
+    ASSERT_GE(a, 0);
+    int b = attacker_connect(qual);
+    ASSERT_GE(b, 0);
+    Target t;
+    ASSERT_TRUE(ch.recv(&t));
+    std::vector<unsigned char> payload(kLen / 2, 0xAA);
+    FrameHeader hb = make_header(kWrite, kLen / 2, 1);
+    hb.addr = t.addr + kLen / 2;
+    hb.rkey = t.rkey;
+    ASSERT_TRUE(attack::send_all(b, &hb, sizeof hb));
+    attack::send_all(b, payload.data(), payload.size());
+    FrameHeader nak{};
+    ASSERT_TRUE(attack::recv_all(b, &nak, sizeof nak));
+    EXPECT_EQ(nak.op, kNak);
+    EXPECT_EQ(nak.aux, static_cast<std::uint32_t>(DAT_DTO_ERR_REMOTE_ACCESS));
+    FrameHeader ha = make_header(kWrite, kLen / 2, 1);
+    ha.addr = t.addr;
+    ha.rkey = t.rkey;
+    ASSERT_TRUE(attack::send_all(a, &ha, sizeof ha));
+    ASSERT_TRUE(attack::send_all(a, payload.data(), payload.size()));
+    ASSERT_TRUE(ch.send(1));
+    EXPECT_EQ(reap(pid), 0);
+    close(a);
+    close(b);
+}
+
+}  // namespace
