@@ -10,7 +10,8 @@
 #   OPENDAT_SANITIZERS="" scripts/test.sh    only the default build
 #   OPENDAT_RELEASE_BUILD=0 scripts/test.sh  leave out the Release build
 #   OPENDAT_VERBS_RDMA=0 scripts/test.sh     leave out the RDMA suite
-#   OPENDAT_TEST_STEPS="presets release rdma" the steps to run (default: all three)
+#   OPENDAT_FUZZ=0 scripts/test.sh           leave out the short fuzzing run
+#   OPENDAT_TEST_STEPS="presets release fuzz rdma" the steps to run (default: all four)
 #
 # Under CI (CI=true, as .ci/run is run) the RDMA suite must run: when it is skipped or left
 # out, for whatever reason, the run fails.
@@ -20,7 +21,7 @@ bash scripts/install-deps.sh
 
 case "${CI:-}" in "" | 0 | false) ci=false ;; *) ci=true ;; esac
 sanitizers="${OPENDAT_SANITIZERS-asan ubsan}"
-steps=" ${OPENDAT_TEST_STEPS:-presets release rdma} "
+steps=" ${OPENDAT_TEST_STEPS:-presets release fuzz rdma} "
 step() { [[ "$steps" == *" $1 "* ]]; }
 status=0
 for preset in $(step presets && echo default $sanitizers); do
@@ -39,6 +40,18 @@ done
 if step release && [ "${OPENDAT_RELEASE_BUILD:-1}" != 0 ]; then
   echo "==== Release build with dpkg-buildflags (build only, -Werror)"
   if ! bash scripts/build-release.sh build/release; then
+    status=1
+  fi
+fi
+
+# A short fuzzing run (docs/fuzzing.md): the dat.conf and YAML parsers, DAT call sequences
+# through libdat2 and the tcp wire, libFuzzer with ASan+UBSan, each for a bounded time, then
+# the committed corpora replayed. Any finding fails the run.
+if step fuzz && [ "${OPENDAT_FUZZ:-1}" != 0 ]; then
+  echo "==== preset fuzz: build"
+  bash scripts/build.sh fuzz
+  echo "==== preset fuzz: test"
+  if ! ctest --preset fuzz -j2 --timeout 600; then
     status=1
   fi
 fi

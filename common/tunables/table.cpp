@@ -13,11 +13,11 @@ namespace opendat::tunables {
 namespace {
 
 constexpr const Spec *kAll[] = {
-    &kDatOverride, &kDatTraceLevel,  &kDatTraceDest,     &kDatTraceSubsys,    &kDatDbgType,
-    &kDatDbgDest,  &kDaplTraceLevel, &kDaplTraceDest,    &kDaplTraceSubsys,   &kDaplDbgType,
-    &kDaplDbgDest, &kTcpKeepalive,   &kTcpUserTimeoutMs, &kTcpConnectRetryMs, &kTcpProgress, &kTcpSpinUs, &kTcpWaitSpinUs, &kTcpWireVersion, &kTcpHandshakeMs, &kTcpMaxPending, &kTcpCloseMs, &kTcpDrainMs,
-    &kTcpAcceptBackoffMs,
-    &kVerbsMaxInline,
+    &kDatOverride, &kDatTraceLevel,  &kDatTraceDest,       &kDatTraceSubsys,    &kDatDbgType,
+    &kDatDbgDest,  &kDaplTraceLevel, &kDaplTraceDest,      &kDaplTraceSubsys,   &kDaplDbgType,
+    &kDaplDbgDest, &kTcpKeepalive,   &kTcpUserTimeoutMs,   &kTcpConnectRetryMs, &kTcpProgress,
+    &kTcpSpinUs,   &kTcpWaitSpinUs,  &kTcpWireVersion,     &kTcpHandshakeMs,    &kTcpMaxPending,
+    &kTcpCloseMs,  &kTcpDrainMs,     &kTcpAcceptBackoffMs, &kVerbsMaxInline,
 };
 
 void say(char *why, std::size_t size, const char *text) noexcept {
@@ -213,7 +213,8 @@ bool check(const Spec &spec, const char *value, char *why, std::size_t why_size)
         }
         case Type::kChoice:
             if (choice_index(spec, value) < 0) {
-                if (why && why_size > 0) std::snprintf(why, why_size, "not one of %s", spec.choices);
+                if (why && why_size > 0)
+                    std::snprintf(why, why_size, "not one of %s", spec.choices);
                 return false;
             }
             return true;

@@ -29,11 +29,11 @@ enum class Type {
 struct Spec {
     const char *name;
     Type type;
-    const char *reader;        // who reads it: "libdat2", "trace", "tcp", "verbs"
-    const char *default_text;  // the default as the docs show it
-    long default_value;        // kInt: the default (other types: 0)
-    long min, max;             // kInt: the accepted range (other types: 0, 0)
-    const char *help;          // one line: what it does, and when it is read
+    const char *reader;             // who reads it: "libdat2", "trace", "tcp", "verbs"
+    const char *default_text;       // the default as the docs show it
+    long default_value;             // kInt: the default (other types: 0)
+    long min, max;                  // kInt: the accepted range (other types: 0, 0)
+    const char *help;               // one line: what it does, and when it is read
     const char *choices = nullptr;  // kChoice: the accepted words, comma-separated
 };
 
@@ -237,7 +237,8 @@ inline constexpr Spec kTcpHandshakeMs{
     5000,
     1,
     3600000,
-    "a passive connection must deliver its connection request within this time, else it is closed (read when a listener is created)"};
+    "a passive connection must deliver its connection request within this time, else it is closed "
+    "(read when a listener is created)"};
 inline constexpr Spec kTcpMaxPending{
     "DAT_TCP_MAX_PENDING",
     Type::kInt,
@@ -246,7 +247,8 @@ inline constexpr Spec kTcpMaxPending{
     64,
     1,
     65536,
-    "passive connections per listener still waiting for their request; beyond it the oldest one at least 0.5 s old is dropped (read when a listener is created)"};
+    "passive connections per listener still waiting for their request; beyond it the oldest one at "
+    "least 0.5 s old is dropped (read when a listener is created)"};
 inline constexpr Spec kTcpCloseMs{
     "DAT_TCP_CLOSE_MS",
     Type::kInt,
@@ -255,7 +257,8 @@ inline constexpr Spec kTcpCloseMs{
     5000,
     1,
     3600000,
-    "a graceful dat_ep_disconnect waits this long for the peer's end, then closes anyway (read when a connection starts to close)"};
+    "a graceful dat_ep_disconnect waits this long for the peer's end, then closes anyway (read "
+    "when a connection starts to close)"};
 inline constexpr Spec kTcpDrainMs{
     "DAT_TCP_DRAIN_MS",
     Type::kInt,
@@ -264,7 +267,8 @@ inline constexpr Spec kTcpDrainMs{
     1000,
     1,
     3600000,
-    "after a remote access violation the peer's frames are drained this long before the connection is broken (read when it starts)"};
+    "after a remote access violation the peer's frames are drained this long before the connection "
+    "is broken (read when it starts)"};
 inline constexpr Spec kTcpAcceptBackoffMs{
     "DAT_TCP_ACCEPT_BACKOFF_MS",
     Type::kInt,
@@ -273,7 +277,8 @@ inline constexpr Spec kTcpAcceptBackoffMs{
     100,
     1,
     60000,
-    "out of file descriptors at accept and nothing to drop: the listener pauses this long (read when a listener is created)"};
+    "out of file descriptors at accept and nothing to drop: the listener pauses this long (read "
+    "when a listener is created)"};
 
 // Every declared tunable, in the order the docs list them.
 std::span<const Spec *const> all() noexcept;

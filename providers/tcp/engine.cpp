@@ -20,7 +20,6 @@ constexpr int kTickMs = 50;
 constexpr int kBatch = 64;
 // While consumers poll, the thread looks again this often whether they still do.
 constexpr int kBackoffMs = 1;
-constexpr unsigned long kMaxSpinUs = 1'000'000;
 
 }  // namespace
 

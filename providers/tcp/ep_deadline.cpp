@@ -21,8 +21,10 @@ bool TcpEp::close_deadline_tick(std::chrono::steady_clock::time_point now) noexc
     if (phase_ != Phase::Closing) return false;
     if (now < deadline_) return true;
     DAPL_TRC(trace::kInfo, "tcp", "EP %p: peer did not close its end in time (%s): closing",
-             static_cast<void *>(ep), rx_.discard_all ? "drain after a violation" : "graceful close");
-    teardown(rx_.discard_all ? DAT_CONNECTION_EVENT_BROKEN : DAT_CONNECTION_EVENT_DISCONNECTED, true);
+             static_cast<void *>(ep),
+             rx_.discard_all ? "drain after a violation" : "graceful close");
+    teardown(rx_.discard_all ? DAT_CONNECTION_EVENT_BROKEN : DAT_CONNECTION_EVENT_DISCONNECTED,
+             true);
     return true;
 }
 

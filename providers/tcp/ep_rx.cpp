@@ -176,10 +176,9 @@ TcpEp::Step TcpEp::on_send_frame() noexcept {
 TcpEp::Step TcpEp::on_write_frame() noexcept {
     if ((rx_.hdr.flags & kFlagAckReq) && ctrl_full()) return Step::Stop;
     // The access check comes before a single payload byte is read.
-    DAT_DTO_COMPLETION_STATUS st =
-        util::AccessHold(ep->ia->mem)  // also the RMR's EP scope
-            .remote(rx_.hdr.rkey, ep->pz, ep, rx_.hdr.addr, rx_.hdr.length,
-                    DAT_MEM_PRIV_REMOTE_WRITE_FLAG);
+    DAT_DTO_COMPLETION_STATUS st = util::AccessHold(ep->ia->mem)  // also the RMR's EP scope
+                                       .remote(rx_.hdr.rkey, ep->pz, ep, rx_.hdr.addr,
+                                               rx_.hdr.length, DAT_MEM_PRIV_REMOTE_WRITE_FLAG);
     if (st != DAT_DTO_SUCCESS) return remote_violation(st);
     rx_.dst.clear();
     rx_.dst.push(reinterpret_cast<void *>(static_cast<std::uintptr_t>(rx_.hdr.addr)),
@@ -194,10 +193,9 @@ TcpEp::Step TcpEp::on_read_req() noexcept {
         return Step::Failed;
     }
     if (ctrl_full()) return Step::Stop;
-    DAT_DTO_COMPLETION_STATUS st =
-        util::AccessHold(ep->ia->mem)  // also the RMR's EP scope
-            .remote(rx_.hdr.rkey, ep->pz, ep, rx_.hdr.addr, rx_.hdr.aux,
-                    DAT_MEM_PRIV_REMOTE_READ_FLAG);
+    DAT_DTO_COMPLETION_STATUS st = util::AccessHold(ep->ia->mem)  // also the RMR's EP scope
+                                       .remote(rx_.hdr.rkey, ep->pz, ep, rx_.hdr.addr, rx_.hdr.aux,
+                                               DAT_MEM_PRIV_REMOTE_READ_FLAG);
     if (st != DAT_DTO_SUCCESS) return remote_violation(st);
     FrameHeader resp = frame(kReadResp, rx_.hdr.aux, rx_.hdr.seq);
     queue_ctrl(resp, reinterpret_cast<const void *>(static_cast<std::uintptr_t>(rx_.hdr.addr)));

@@ -48,14 +48,14 @@ want_deps="libc6 libstdc++6 libyaml-cpp"
 verbs=false  # the verbs provider is built only where libibverbs-dev and librdmacm-dev are
 [ -f "$build/lib/opendat/libopendat-verbs.so" ] && verbs=true && want_deps="$want_deps libibverbs1 librdmacm1"
 for dep in $want_deps; do
-  echo "$depends" | grep -q "$dep" || fail "Depends lacks $dep: $depends"
+  echo "$depends" | grep "$dep" >/dev/null || fail "Depends lacks $dep: $depends"
 done
-echo "$depends" | grep -q libdapl2 && fail "Depends names libdapl2 (the system's libdat2 was picked up): $depends"
-field Conflicts | grep -q libdapl2 || fail "Conflicts lacks libdapl2"
-field Replaces | grep -q libdapl2 || fail "Replaces lacks libdapl2"
-dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -qx /etc/opendat/dat.conf || fail "dat.conf is not a conffile"
-dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./postinst | grep -q ldconfig || fail "postinst does not run ldconfig"
-dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./shlibs | grep -q "^libdat2 2 opendat" || fail "no shlibs entry for libdat2"
+echo "$depends" | grep libdapl2 >/dev/null && fail "Depends names libdapl2 (the system's libdat2 was picked up): $depends"
+field Conflicts | grep libdapl2 >/dev/null || fail "Conflicts lacks libdapl2"
+field Replaces | grep libdapl2 >/dev/null || fail "Replaces lacks libdapl2"
+dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -x /etc/opendat/dat.conf >/dev/null || fail "dat.conf is not a conffile"
+dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./postinst | grep ldconfig >/dev/null || fail "postinst does not run ldconfig"
+dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./shlibs | grep "^libdat2 2 opendat" >/dev/null || fail "no shlibs entry for libdat2"
 
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
 files=("$libdir/libdat2.so.2" "$libdir/libdat2.so" "$libdir/opendat/libopendat-tcp.so")
@@ -65,9 +65,9 @@ for f in "${files[@]}" /usr/include/dat2/udat.h /usr/include/dat2/dat_trace.h \
          "$libdir/pkgconfig/dat2.pc" "$libdir/cmake/DAT2/DAT2Config.cmake" \
          /usr/share/man/man1/datinfo.1 /usr/share/man/man5/dat.conf.5 \
          /usr/share/doc/opendat/samples/pingpong.c /usr/share/doc/opendat/samples/sample_common.h; do
-  echo "$contents" | grep -qx "\.$f" || { echo "$contents"; fail "the package lacks $f"; }
+  echo "$contents" | grep -x "\.$f" >/dev/null || { echo "$contents"; fail "the package lacks $f"; }
 done
-echo "$contents" | grep -q '^\./etc/dat\.conf$' && fail "the package ships /etc/dat.conf (DAPL's file)"
+echo "$contents" | grep '^\./etc/dat\.conf$' >/dev/null && fail "the package ships /etc/dat.conf (DAPL's file)"
 
 # 3. Extract; datinfo from the extracted tree.
 dpkg -x "$deb" "$root"
@@ -76,21 +76,21 @@ grep -q "^ofa-v2-tcp-lo .* $libdir/opendat/libopendat-tcp.so " "$conf" || { cat 
 # No DAT_OVERRIDE, no LD_LIBRARY_PATH: datinfo's RUNPATH finds the extracted libdat2, which
 # finds the extracted dat.conf relative to itself.
 out=$(env -u DAT_OVERRIDE "$root/usr/bin/datinfo" -l)
-echo "$out" | grep -q "file: $conf" || { echo "$out"; fail "extracted libdat2 did not choose $conf"; }
-echo "$out" | grep -q "reason: installed (relocated)" || { echo "$out"; fail "not the relocated lookup"; }
+echo "$out" | grep "file: $conf" >/dev/null || { echo "$out"; fail "extracted libdat2 did not choose $conf"; }
+echo "$out" | grep "reason: installed (relocated)" >/dev/null || { echo "$out"; fail "not the relocated lookup"; }
 # The dat.conf names /usr/...: rewrite it to the extracted providers.
 sed "s|$libdir/opendat/|$root$libdir/opendat/|" "$conf" >"$scratch/dat.conf"
 out=$(DAT_OVERRIDE="$scratch/dat.conf" "$root/usr/bin/datinfo" -P ofa-v2-tcp-lo) ||
   { echo "$out"; fail "datinfo -P ofa-v2-tcp-lo"; }
-echo "$out" | grep -q "status: ok" || { echo "$out"; fail "datinfo did not open ofa-v2-tcp-lo"; }
-echo "$out" | grep -q "library: $root$libdir/opendat/libopendat-tcp.so" || { echo "$out"; fail "provider path"; }
+echo "$out" | grep "status: ok" >/dev/null || { echo "$out"; fail "datinfo did not open ofa-v2-tcp-lo"; }
+echo "$out" | grep "library: $root$libdir/opendat/libopendat-tcp.so" >/dev/null || { echo "$out"; fail "provider path"; }
 
 # 4. The packaged pingpong, built against the extracted package.
 flags=$(PKG_CONFIG_SYSROOT_DIR="$root" PKG_CONFIG_LIBDIR="$root$libdir/pkgconfig" pkg-config --cflags --libs dat2)
 echo "pkg-config: $flags"
 "$cc" -std=c11 -Wall -Wextra -Werror -o "$scratch/pingpong" "$root/usr/share/doc/opendat/samples/pingpong.c" $flags
 export LD_LIBRARY_PATH="$root$libdir" DAT_OVERRIDE="$scratch/dat.conf"
-ldd "$scratch/pingpong" | grep -q "libdat2.so.2 => $root$libdir/libdat2.so.2" ||
+ldd "$scratch/pingpong" | grep "libdat2.so.2 => $root$libdir/libdat2.so.2" >/dev/null ||
   { ldd "$scratch/pingpong"; fail "pingpong does not use the extracted libdat2"; }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 DAT_TRACE_LEVEL=3 timeout 60 "$scratch/pingpong" -p "$port" >"$scratch/server.out" 2>"$scratch/server.err" &
@@ -106,7 +106,7 @@ client_out=$(timeout 60 "$scratch/pingpong" -h 127.0.0.1 -p "$port" -n 200 -s 10
 wait "$server" || { cat "$scratch/server.out" "$scratch/server.err"; fail "pingpong server"; }
 echo "$client_out"
 cat "$scratch/server.out"
-echo "$client_out" | grep -q "200 round trips of 1024 bytes, average round trip" || fail "pingpong output"
+echo "$client_out" | grep "200 round trips of 1024 bytes, average round trip" >/dev/null || fail "pingpong output"
 grep -q "using config file $scratch/dat.conf (DAT_OVERRIDE)" "$scratch/server.err" ||
   { cat "$scratch/server.err"; fail "the server did not run on OpenDAT's libdat2 with the rewritten dat.conf"; }
 echo "package test passed"

@@ -49,11 +49,10 @@ std::string rendered_table() {
         t += " | `";
         t += s->default_text;
         t += "` | ";
-        t += s->type == tun::Type::kInt
-                 ? std::to_string(s->min) + ".." + std::to_string(s->max)
-                 : std::string(s->type == tun::Type::kTraceLevel ? "0..10"
-                               : s->type == tun::Type::kChoice    ? s->choices
-                                                                  : "");
+        t += s->type == tun::Type::kInt ? std::to_string(s->min) + ".." + std::to_string(s->max)
+                                        : std::string(s->type == tun::Type::kTraceLevel ? "0..10"
+                                                      : s->type == tun::Type::kChoice   ? s->choices
+                                                                                        : "");
         t += " | ";
         t += s->reader;
         t += " | ";
