@@ -11,7 +11,15 @@
 
 #include "trace/trace.hpp"
 
+// GCC says __SANITIZE_ADDRESS__; clang (before 15) only answers __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
+#define OPENDAT_ARENA_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OPENDAT_ARENA_LSAN 1
+#endif
+#endif
+#if defined(OPENDAT_ARENA_LSAN)
 #include <sanitizer/lsan_interface.h>
 #endif
 
@@ -104,7 +112,7 @@ Chunk *new_chunk() noexcept {
         std::uint32_t r = 0;
         if (getrandom(&r, sizeof r, GRND_NONBLOCK) == sizeof r) g_secret = r | 1u;
     }
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(OPENDAT_ARENA_LSAN)
     // LeakSanitizer scans malloc'd memory, not our mapping: without this, heap memory that
     // only live DAT objects point to (an EVD's ring, say) would be reported as leaked.
     __lsan_register_root_region(reinterpret_cast<void *>(base), kChunkSize);
