@@ -13,9 +13,11 @@
 #include "sendrecv/transport.hpp"
 
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,6 +37,7 @@ namespace opendat::sendrecv {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr DAT_COUNT kMaxIov = 16;  // Limits::max_iov: segments per DTO
 using util::Cr;
 using util::Ep;
 using util::Sp;
@@ -58,6 +61,35 @@ bool write_all(int fd, const void *buf, std::size_t n) noexcept {
         if (w <= 0) return false;
         p += w;
         n -= static_cast<std::size_t>(w);
+    }
+    return true;
+}
+
+// Messages leave at once: a DAT send is a message, not a stream to coalesce.
+void no_delay(int fd) noexcept {
+    const int one = 1;
+    (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+// One message in one sendmsg(2) (then the rest of a partial write): header and payload
+// leave together instead of waiting for each other under Nagle's algorithm.
+bool write_iov(int fd, iovec *v, int count) noexcept {
+    while (count > 0) {
+        msghdr m{};
+        m.msg_iov = v;
+        m.msg_iovlen = static_cast<std::size_t>(count);
+        ssize_t w = ::sendmsg(fd, &m, MSG_NOSIGNAL);
+        if (w <= 0) return false;
+        auto left = static_cast<std::size_t>(w);
+        while (count > 0 && left >= v->iov_len) {
+            left -= v->iov_len;
+            ++v;
+            --count;
+        }
+        if (count > 0) {
+            v->iov_base = static_cast<char *>(v->iov_base) + left;
+            v->iov_len -= left;
+        }
     }
     return true;
 }
@@ -97,6 +129,7 @@ class SendRecvTransport final : public util::Transport {
         limits_.transport_name = "sendrecv";
         limits_.max_rdma_read_per_ep = 0;  // no RDMA: the conformance suite reads these
         limits_.max_rdma_size = 0;
+        limits_.max_iov = kMaxIov;
         wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         thread_ = std::thread([this] { progress(); });
     }
@@ -147,6 +180,7 @@ class SendRecvTransport final : public util::Transport {
         if (fd < 0) return util::err(DAT_INSUFFICIENT_RESOURCES);
         // Loopback-speed blocking connect: a refusal is known at once and reported as an
         // event, as DAT asks (the call itself succeeded).
+        no_delay(fd);
         bool ok = ::connect(fd, reinterpret_cast<sockaddr *>(&to),
                             util::sockaddr_len(reinterpret_cast<sockaddr *>(&to))) == 0 &&
                   write_u32_and_pdata(fd, UINT32_MAX, pdata_len, pdata);
@@ -182,14 +216,17 @@ class SendRecvTransport final : public util::Transport {
             protection_error(ep, ep->request_evd, cookie, DAT_DTO_SEND);
             return DAT_SUCCESS;
         }
-        const auto len = static_cast<std::uint32_t>(total);
+        auto len = static_cast<std::uint32_t>(total);
+        iovec v[kMaxIov + 1];
+        if (n > kMaxIov) return util::bad_arg(2);
+        v[0] = iovec{&len, sizeof len};
+        for (DAT_COUNT i = 0; i < n; ++i)
+            v[i + 1] = iovec{reinterpret_cast<void *>(iov[i].virtual_address),
+                             static_cast<std::size_t>(iov[i].segment_length)};
         bool ok;
         {
             std::lock_guard lk(c->send_mu);
-            ok = c->state == Conn::State::kConnected && write_all(c->fd, &len, sizeof len);
-            for (DAT_COUNT i = 0; ok && i < n; ++i)
-                ok = write_all(c->fd, reinterpret_cast<const void *>(iov[i].virtual_address),
-                               iov[i].segment_length);
+            ok = c->state == Conn::State::kConnected && write_iov(c->fd, v, n + 1);
         }
         if (!ok) return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_DISCONNECTED);
         // The bytes are in the kernel: the buffer may be reused, the send is complete.
@@ -276,10 +313,9 @@ class SendRecvTransport final : public util::Transport {
     void progress_inline() noexcept override {
         std::unique_lock lk(mu_, std::try_to_lock);
         if (!lk) return;  // the progress thread is at work
-        std::vector<pollfd> fds;
-        std::vector<void *> owners;
-        collect(&fds, &owners, false);
-        if (::poll(fds.data(), fds.size(), 0) > 0) dispatch(fds, owners);
+        collect(&inline_fds_, &inline_owners_, false);
+        if (::poll(inline_fds_.data(), inline_fds_.size(), 0) > 0)
+            dispatch(inline_fds_, inline_owners_);
     }
 
   private:
@@ -319,6 +355,7 @@ class SendRecvTransport final : public util::Transport {
         socklen_t len = sizeof peer;
         int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr *>(&peer), &len, SOCK_CLOEXEC);
         if (fd < 0) return;
+        no_delay(fd);
         Cr *cr = util::cr_new(sp);
         timeval tv{2, 0};  // the connector writes its private data right after connecting
         ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -461,6 +498,9 @@ class SendRecvTransport final : public util::Transport {
     std::vector<Ep *> eps_;
     std::unordered_map<Sp *, int> listeners_;
     std::vector<int> doomed_;  // sockets to close, by the progress thread only
+    // progress_inline's poll set, kept so that a polling consumer does not allocate.
+    std::vector<pollfd> inline_fds_;
+    std::vector<void *> inline_owners_;
     std::thread thread_;
 };
 
