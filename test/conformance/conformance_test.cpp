@@ -273,6 +273,7 @@ TEST(Conformance, SendRecvMultiSegment) {
 }
 
 TEST(Conformance, RdmaWriteAndRead) {
+    if (!traits().rdma) SKIP_UNSUPPORTED("no RDMA (max_rdma_size is 0)");
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
@@ -346,6 +347,7 @@ TEST(Conformance, RdmaWriteAndRead) {
 class Protection : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 TEST_P(Protection, ViolationLeavesTargetUnchanged) {
+    if (!traits().rdma) SKIP_UNSUPPORTED("no RDMA (max_rdma_size is 0)");
     // kind: 0 out of range, 1 unknown key, 2 no remote write, 3 read without remote read
     const int kind = std::get<0>(GetParam());
     const bool delayed_ack = std::get<1>(GetParam());
@@ -559,6 +561,7 @@ TEST(Conformance, RejectCarriesPrivateData) {
 }
 
 TEST(Conformance, DelayedAckWaitsForPlacement) {
+    if (!traits().rdma) SKIP_UNSUPPORTED("no RDMA (max_rdma_size is 0)");
     if (!traits().delayed_ack)
         SKIP_UNSUPPORTED("needs delayed_ack (delayed_ack_supported is false)");
     Channel ch;
@@ -926,6 +929,7 @@ TEST(Conformance, ResetAndReconnect) {
 // memory region, not the window's own (measured on Debian's 6.12 kernel: the write past
 // the window lands): on an rxe device that is reported as UNSUPPORTED, elsewhere it fails.
 TEST(Conformance, RmrWindowBoundsRemoteAccess) {
+    if (!traits().rdma) SKIP_UNSUPPORTED("no RDMA (max_rdma_size is 0)");
     constexpr int kWindowNotEnforced = 78;
     if (!traits().rmr) SKIP_UNSUPPORTED("no memory windows (max_rmrs is 0)");
     // The refused write must complete in error, not be reported by an asynchronous error
@@ -1100,6 +1104,7 @@ TEST(Conformance, LocalProtectionErrorBreaksConnection) {
 // payloads straight into place); an RC queue pair retries on receiver-not-ready (our
 // provider asks for unlimited RNR retries).
 TEST(Conformance, BurstOfSmallSendsAroundLargeWrite) {
+    if (!traits().rdma) SKIP_UNSUPPORTED("no RDMA (max_rdma_size is 0)");
     constexpr int kMsgs = 200;
     constexpr std::size_t kWrite = 3 * 8192 + 123;  // several staging buffers' worth
     auto pattern = [](int msg, std::size_t i) { return static_cast<unsigned char>(msg * 31 + i); };

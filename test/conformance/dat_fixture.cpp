@@ -55,6 +55,7 @@ const Traits &traits() {
             }
             r.adapter = ia_attr.adapter_name;
             r.rmr = ia_attr.max_rmrs > 0;
+            r.rdma = ia_attr.max_rdma_size > 0;
             for (DAT_COUNT i = 0; i < pa->num_provider_specific_attr; ++i) {
                 const DAT_NAMED_ATTR &a = pa->provider_specific_attr[i];
                 if (std::strcmp(a.name, DAT_VENDOR_ATTR_DELAYED_ACK_SUPPORTED) == 0)

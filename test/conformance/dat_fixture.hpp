@@ -40,6 +40,8 @@ struct Traits {
     std::string adapter;       // DAT_IA_ATTR.adapter_name, e.g. the verbs device
     bool delayed_ack = false;  // provider attribute delayed_ack_supported is "true"
     bool rmr = false;          // max_rmrs > 0: dat_rmr_create can succeed
+    bool rdma = false;         // max_rdma_size > 0: RDMA write and read (a send/recv-only
+                               // provider such as providers/sendrecv advertises 0)
     // A reliable-connected queue pair underneath (every provider but OpenDAT's tcp): an RDMA
     // write completes only once the target accepted it, so a refused one completes in error
     // and no asynchronous error follows; the end of a connection can reach the peer as a
