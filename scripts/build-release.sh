@@ -17,6 +17,9 @@ if command -v dpkg-buildflags >/dev/null 2>&1; then
   CFLAGS="$(dpkg-buildflags --get CFLAGS) $cppflags"
   CXXFLAGS="$(dpkg-buildflags --get CXXFLAGS) $cppflags"
   LDFLAGS=$(dpkg-buildflags --get LDFLAGS)
+  # GCC 12's -Wrestrict misfires inside libstdc++'s std::string at -O3 (GCC bug 105329):
+  # it stays a warning, so the build still shows it, but it does not fail the check.
+  CXXFLAGS="$CXXFLAGS -Wno-error=restrict"
   export CFLAGS CXXFLAGS LDFLAGS
   echo "build-release: CXXFLAGS=$CXXFLAGS -O3 -DNDEBUG; LDFLAGS=$LDFLAGS"
 else
@@ -28,4 +31,4 @@ if [ "${OPENDAT_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null 2>&1; then
   gen+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DOPENDAT_WERROR=ON >/dev/null
-cmake --build "$build" -j "$(nproc)"
+cmake --build "$build" -j "$(nproc)" -- -k 0

@@ -104,6 +104,10 @@ void Engine::want_ticks(Pollable *p, bool on) noexcept {
         std::lock_guard lk(mu_);
         try {
             if (on) {
+                // A retired object never ticks again: it is parked for deletion, and a tick
+                // list that still named it would call into freed memory (a listener can
+                // admit a pending connection that another path has just retired).
+                if (live_.count(p) == 0) return;
                 first = ticking_.empty();
                 ticking_.insert(p);
             } else {

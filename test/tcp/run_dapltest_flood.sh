@@ -9,6 +9,7 @@
 # <libdir> "-" uses the system libdat2; otherwise ours (LD_LIBRARY_PATH). Exit 77 = skipped.
 # OPENDAT_SYS_PRELOAD: sanitizer runtime preloaded into the system binaries.
 set -u
+if [ -n "${OPENDAT_SKIP_FD_FLOOD:-}" ]; then echo "SKIP: $OPENDAT_SKIP_FD_FLOOD"; exit 77; fi
 conf=$1 libdir=$2 flood=${3:-300}
 ia=ofa-v2-tcp-lo
 port=62000  # dapltest's server qualifier, 0xF230 (port base 0)
