@@ -411,7 +411,11 @@ TEST(Attack, FreedReadDestinationIsNeverWritten) {
 // child stays idle (CPU time measured over the attack), drops idle connections at the
 // handshake deadline, and a legitimate client still connects during the flood.
 TEST(Attack, IdleConnectionFloodBeyondTheFdLimit) {
-    if (const char *why = std::getenv("OPENDAT_SKIP_FD_FLOOD")) GTEST_SKIP() << why;
+#if defined(OPENDAT_UBSAN_BUILD)
+    GTEST_SKIP() << "UBSan's vptr check needs a free descriptor (it probes memory with pipe()) "
+                    "and this test exhausts them on purpose: run under the asan and default "
+                    "presets";
+#endif
     constexpr int kFlood = 400;
     constexpr int kFdLimit = 64;
     Channel ch;
