@@ -9,7 +9,7 @@ packages=(
   # libraries we build against
   libyaml-cpp-dev libibverbs-dev librdmacm-dev
   # tests
-  googletest libgtest-dev libgmock-dev python3 clang libclang-rt-14-dev clang-format iproute2 procps psmisc
+  googletest libgtest-dev libgmock-dev python3 clang libclang-rt-dev clang-format iproute2 procps psmisc
   # the reference DAT stack we test against (headers, libraries, dapl2-utils binaries)
   libdapl-dev libdapl2 dapl2-utils
 )

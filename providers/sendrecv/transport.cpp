@@ -121,6 +121,16 @@ struct Conn {
     Clock::time_point deadline = Clock::time_point::max();  // of kAwaitAnswer
     std::deque<Recv> recvs;                                 // posted, oldest first
     std::mutex send_mu;                                     // one message at a time
+
+    // fd and state are read by post_send under send_mu alone, so every change takes it
+    // too (the transport's mu_ is held as well): a send never writes to a socket that a
+    // reconnect is replacing.
+    void set(int new_fd, State st) noexcept {
+        std::lock_guard lk(send_mu);
+        fd = new_fd;
+        state = st;
+    }
+    void set(State st) noexcept { set(fd, st); }
 };
 
 class SendRecvTransport final : public util::Transport {
@@ -185,14 +195,13 @@ class SendRecvTransport final : public util::Transport {
                             util::sockaddr_len(reinterpret_cast<sockaddr *>(&to))) == 0 &&
                   write_u32_and_pdata(fd, UINT32_MAX, pdata_len, pdata);
         std::lock_guard lk(mu_);
-        if (c->fd >= 0) doomed_.push_back(c->fd);  // a previous connection's socket
-        c->fd = fd;
+        const int old = c->fd;  // a previous connection's socket, closed once replaced
+        c->set(fd, ok ? Conn::State::kAwaitAnswer : Conn::State::kEnded);
+        if (old >= 0) doomed_.push_back(old);
         if (!ok) {
-            c->state = Conn::State::kEnded;
             std::lock_guard el(ep->mu);
             util::ep_connection_ended(ep, DAT_CONNECTION_EVENT_NON_PEER_REJECTED);
         } else {
-            c->state = Conn::State::kAwaitAnswer;
             c->deadline = timeout_us == DAT_TIMEOUT_INFINITE
                               ? Clock::time_point::max()
                               : Clock::now() + std::chrono::microseconds(timeout_us);
@@ -277,8 +286,10 @@ class SendRecvTransport final : public util::Transport {
     }
     void sp_close(Sp *sp) noexcept override {
         std::lock_guard lk(mu_);  // the progress thread offers requests under mu_
-        doomed_.push_back(listeners_[sp]);
-        listeners_.erase(sp);
+        auto it = listeners_.find(sp);
+        if (it == listeners_.end()) return;  // never listened: no socket to close
+        doomed_.push_back(it->second);
+        listeners_.erase(it);
         wake();
     }
 
@@ -290,9 +301,9 @@ class SendRecvTransport final : public util::Transport {
         }
         auto *c = static_cast<Conn *>(ep->impl);
         std::lock_guard lk(mu_);
-        if (c->fd >= 0) doomed_.push_back(c->fd);
-        c->fd = fd;
-        c->state = Conn::State::kConnected;
+        const int old = c->fd;
+        c->set(fd, Conn::State::kConnected);
+        if (old >= 0) doomed_.push_back(old);
         {
             std::lock_guard el(ep->mu);
             util::ep_established(ep, 0, nullptr);
@@ -340,7 +351,7 @@ class SendRecvTransport final : public util::Transport {
                         const void *pdata = nullptr) noexcept {
         auto *c = static_cast<Conn *>(ep->impl);
         if (c->state == Conn::State::kEnded || c->state == Conn::State::kIdle) return;
-        c->state = Conn::State::kEnded;
+        c->set(Conn::State::kEnded);
         if (c->fd >= 0) ::shutdown(c->fd, SHUT_RDWR);  // the peer reads the end of the stream
         for (const Recv &r : c->recvs)
             util::post_dto(ep->recv_evd, ep, r.cookie, DAT_DTO_ERR_FLUSHED, 0, DAT_DTO_RECEIVE);
@@ -382,7 +393,7 @@ class SendRecvTransport final : public util::Transport {
         } else if (accepted != 1) {
             end_connection(ep, DAT_CONNECTION_EVENT_PEER_REJECTED, len, pdata);
         } else {
-            c->state = Conn::State::kConnected;
+            c->set(Conn::State::kConnected);
             std::lock_guard el(ep->mu);
             util::ep_established(ep, len, pdata);
         }
