@@ -44,9 +44,15 @@ DAT_DTO_COMPLETION_STATUS MemTable::check(KeyKind kind, std::uint32_t key, const
 DAT_DTO_COMPLETION_STATUS MemTable::check_iov(const DAT_LMR_TRIPLET *iov, DAT_COUNT n, const Pz *pz,
                                               DAT_MEM_PRIV_FLAGS need,
                                               std::uint64_t *total) const noexcept {
-    std::uint64_t sum = 0;
     std::shared_lock lk(mu_);  // once per post, not once per segment
-    for (DAT_COUNT i = 0; i < n; ++i) {
+    return check_iov_locked(iov, n > 0 ? static_cast<std::uint32_t>(n) : 0, pz, need, total);
+}
+
+DAT_DTO_COMPLETION_STATUS MemTable::check_iov_locked(const DAT_LMR_TRIPLET *iov, std::uint32_t n,
+                                                     const Pz *pz, DAT_MEM_PRIV_FLAGS need,
+                                                     std::uint64_t *total) const noexcept {
+    std::uint64_t sum = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
         const DAT_LMR_TRIPLET &s = iov[i];
         if (s.segment_length == 0) continue;
         DAT_DTO_COMPLETION_STATUS st = check_locked(KeyKind::Lmr, s.lmr_context, pz,
@@ -54,13 +60,14 @@ DAT_DTO_COMPLETION_STATUS MemTable::check_iov(const DAT_LMR_TRIPLET *iov, DAT_CO
         if (st != DAT_DTO_SUCCESS) return st;
         sum += s.segment_length;
     }
-    *total = sum;
+    if (total != nullptr) *total = sum;
     return DAT_DTO_SUCCESS;
 }
 
 DAT_DTO_COMPLETION_STATUS MemTable::check_locked(KeyKind kind, std::uint32_t key, const Pz *pz,
                                                  std::uint64_t addr, std::uint64_t len,
-                                                 DAT_MEM_PRIV_FLAGS need) const noexcept {
+                                                 DAT_MEM_PRIV_FLAGS need,
+                                                 const void *ep) const noexcept {
     const DAT_DTO_COMPLETION_STATUS fail =
         kind == KeyKind::Lmr ? DAT_DTO_ERR_LOCAL_PROTECTION : DAT_DTO_ERR_REMOTE_ACCESS;
     // A remote key may name an LMR (its rmr_context) or a bound RMR window.
@@ -74,6 +81,7 @@ DAT_DTO_COMPLETION_STATUS MemTable::check_locked(KeyKind kind, std::uint32_t key
     }
     if (r == nullptr) return fail;
     if (pz != nullptr && r->pz != pz) return fail;
+    if (ep != nullptr && r->ep != nullptr && r->ep != ep) return fail;  // the window's EP scope
     if ((r->priv & need) != need) return fail;
     if (len == 0) return DAT_DTO_SUCCESS;
     if (addr < r->addr || addr - r->addr > r->len || len > r->len - (addr - r->addr)) return fail;

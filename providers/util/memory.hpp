@@ -57,9 +57,15 @@ class MemTable {
 
   private:
     friend class AccessHold;  // the revocation barrier (util/access_guard.hpp) holds mu_
+    // `ep` (remote keys): a window bound through an endpoint answers only on that one.
     DAT_DTO_COMPLETION_STATUS check_locked(KeyKind kind, std::uint32_t key, const Pz *pz,
                                            std::uint64_t addr, std::uint64_t len,
-                                           DAT_MEM_PRIV_FLAGS need) const noexcept;
+                                           DAT_MEM_PRIV_FLAGS need,
+                                           const void *ep = nullptr) const noexcept;
+    // The local segments of a post, mu_ held; `total` (may be null) gets their length.
+    DAT_DTO_COMPLETION_STATUS check_iov_locked(const DAT_LMR_TRIPLET *iov, std::uint32_t n,
+                                               const Pz *pz, DAT_MEM_PRIV_FLAGS need,
+                                               std::uint64_t *total) const noexcept;
     mutable std::shared_mutex mu_;
     std::unordered_map<std::uint32_t, MemRange> lmr_;
     std::unordered_map<std::uint32_t, MemRange> rmr_;
