@@ -227,7 +227,7 @@ inline constexpr Spec kTcpWireVersion{
     1,
     2,
     "the highest tcp wire version this side offers (1 speaks exactly as a version-1 peer, "
-    "e.g. during a rolling upgrade; read per connection)"};
+    "e.g. during a rolling upgrade; read when an IA opens)"};
 
 inline constexpr Spec kTcpHandshakeMs{
     "DAT_TCP_HANDSHAKE_MS",
@@ -238,7 +238,7 @@ inline constexpr Spec kTcpHandshakeMs{
     1,
     3600000,
     "a passive connection must deliver its connection request within this time, else it is closed "
-    "(read when a listener is created)"};
+    "(read when an IA opens)"};
 inline constexpr Spec kTcpMaxPending{
     "DAT_TCP_MAX_PENDING",
     Type::kInt,
@@ -248,7 +248,7 @@ inline constexpr Spec kTcpMaxPending{
     1,
     65536,
     "passive connections per listener still waiting for their request; beyond it the oldest one at "
-    "least 0.5 s old is dropped (read when a listener is created)"};
+    "least 0.5 s old is dropped (read when an IA opens)"};
 inline constexpr Spec kTcpCloseMs{
     "DAT_TCP_CLOSE_MS",
     Type::kInt,
@@ -258,7 +258,7 @@ inline constexpr Spec kTcpCloseMs{
     1,
     3600000,
     "a graceful dat_ep_disconnect waits this long for the peer's end, then closes anyway (read "
-    "when a connection starts to close)"};
+    "when an IA opens)"};
 inline constexpr Spec kTcpDrainMs{
     "DAT_TCP_DRAIN_MS",
     Type::kInt,
@@ -268,7 +268,7 @@ inline constexpr Spec kTcpDrainMs{
     1,
     3600000,
     "after a remote access violation the peer's frames are drained this long before the connection "
-    "is broken (read when it starts)"};
+    "is broken (read when an IA opens)"};
 inline constexpr Spec kTcpAcceptBackoffMs{
     "DAT_TCP_ACCEPT_BACKOFF_MS",
     Type::kInt,
@@ -278,7 +278,7 @@ inline constexpr Spec kTcpAcceptBackoffMs{
     1,
     60000,
     "out of file descriptors at accept and nothing to drop: the listener pauses this long (read "
-    "when a listener is created)"};
+    "when an IA opens)"};
 
 // Every declared tunable, in the order the docs list them.
 std::span<const Spec *const> all() noexcept;

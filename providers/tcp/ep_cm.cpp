@@ -63,16 +63,6 @@ std::chrono::milliseconds refused_retry_window() noexcept {
 }
 constexpr std::chrono::milliseconds kRetryInterval{20};
 
-// What this side offers: the highest wire version (DAT_TCP_WIRE_VERSION lowers it, e.g. to
-// 1 to speak exactly as a version-1 peer during a rolling upgrade) and the capabilities
-// implemented (none below version 2). Read per connection: not on the data path.
-WireTerms local_terms() noexcept {
-    WireTerms t{kWireVersion, kCapsImplemented};
-    const long v = tunables::read_int(tunables::kTcpWireVersion);
-    if (v >= 1 && v < kWireVersion) t.version = static_cast<std::uint8_t>(v);
-    if (t.version < 2) t.caps = 0;
-    return t;
-}
 }  // namespace
 
 DAT_RETURN TcpEp::connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOUT timeout_us,
@@ -89,7 +79,7 @@ DAT_RETURN TcpEp::connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOU
     if (pdata_len > 0) std::memcpy(pdata_out_, pdata, static_cast<std::size_t>(pdata_len));
     // The CONN_REQ goes out as soon as the socket connects (control frames go first).
     reset_stream();
-    offer_ = local_terms();
+    offer_ = tr_->params().offer;
     queue_ctrl(make_handshake(kConnReq, static_cast<std::uint32_t>(pdata_len), offer_), pdata_out_);
     auto now = std::chrono::steady_clock::now();
     deadline_ = timeout_us == DAT_TIMEOUT_INFINITE ? std::chrono::steady_clock::time_point::max()
@@ -189,7 +179,7 @@ DAT_RETURN TcpEp::accept(Fd fd, const sockaddr_storage &peer, const FrameHeader 
     phase_ = Phase::Connected;
     reset_stream();
     if (pdata_len > 0) std::memcpy(pdata_out_, pdata, static_cast<std::size_t>(pdata_len));
-    offer_ = local_terms();
+    offer_ = tr_->params().offer;
     // Our CONN_ACC still goes out in version-1 framing; everything after it in the
     // agreed version.
     queue_ctrl(make_handshake(kConnAcc, static_cast<std::uint32_t>(pdata_len), offer_), pdata_out_);

@@ -9,7 +9,7 @@
 namespace opendat::tcp {
 
 void TcpEp::arm_close_deadline(bool after_violation) noexcept {
-    PeerLimits lim = peer_limits_from_env();
+    const PeerLimits &lim = tr_->params().limits;
     deadline_ = std::chrono::steady_clock::now() + (after_violation ? lim.drain : lim.close);
     if (!ticking_) {
         ticking_ = true;

@@ -36,6 +36,14 @@ bool qual_to_port(DAT_CONN_QUAL qual, std::uint16_t base, std::uint16_t *port) n
     return true;
 }
 
+WireTerms wire_offer_from_env() noexcept {
+    WireTerms t{kWireVersion, kCapsImplemented};
+    const long v = tunables::read_int(tunables::kTcpWireVersion);
+    if (v >= 1 && v < kWireVersion) t.version = static_cast<std::uint8_t>(v);
+    if (t.version < 2) t.caps = 0;
+    return t;
+}
+
 DeadPeerPolicy dead_peer_policy_from_env() noexcept {
     DeadPeerPolicy d;
     const tunables::Keepalive k = tunables::read_keepalive(tunables::kTcpKeepalive);

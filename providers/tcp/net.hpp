@@ -8,6 +8,8 @@
 
 #include <dat2/udat.h>
 
+#include "tcp/peer_limits.hpp"
+#include "tcp/wire.hpp"
 #include "util/netdev.hpp"
 
 namespace opendat::tcp {
@@ -51,12 +53,18 @@ struct DeadPeerPolicy {
     int user_timeout_ms = 0;
 };
 DeadPeerPolicy dead_peer_policy_from_env() noexcept;
+// The highest wire version (DAT_TCP_WIRE_VERSION lowers it, e.g. to 1 to speak exactly as a
+// version-1 peer during a rolling upgrade) and the capabilities implemented (none below 2).
+WireTerms wire_offer_from_env() noexcept;
 
 struct IaParams {
     sockaddr_storage addr{};  // port field 0
     socklen_t addr_len = 0;
     std::uint16_t port_base = 0;
     DeadPeerPolicy dead_peer;
+    // Read once when the IA opens, like dead_peer: connections and listeners use these.
+    PeerLimits limits;  // limits per peer (DAT_TCP_HANDSHAKE_MS, ...)
+    WireTerms offer;    // the wire version and capabilities this side offers
 };
 
 // ia_params = "<netdev | IPv4 | IPv6 | hostname> [<port base>]". The port base is added to

@@ -30,8 +30,8 @@ struct PeerLimits {
 };
 
 // The only place these limits are read from the environment (values in ms / a count;
-// anything unparsable or out of range keeps the default). Read when a listener is created
-// and when a connection starts to close, so a test may set them per process.
+// anything unparsable or out of range keeps the default). Read once when an IA opens
+// (IaParams::limits), so a test may set them per process before dat_ia_open.
 PeerLimits peer_limits_from_env() noexcept;
 
 // Passive connections still reading their CONN_REQ, oldest first: those of one listener

@@ -227,7 +227,9 @@ class Listener final : public Pollable {
     class Admission {
       public:
         explicit Admission(Listener *l)
-            : l_(l), pending_(std::make_shared<PendingSet>(PendingScope::Listener)) {}
+            : l_(l),
+              limits_(l->tr_->params().limits),
+              pending_(std::make_shared<PendingSet>(PendingScope::Listener)) {}
         // Admits pc; false when the cap is reached and no pending connection is old enough
         // to be dropped: the listener then pauses (the kernel's backlog holds the rest).
         bool admit(PendingConn *pc) noexcept {
@@ -282,7 +284,7 @@ class Listener final : public Pollable {
 
       private:
         Listener *l_;
-        PeerLimits limits_ = peer_limits_from_env();
+        const PeerLimits &limits_;
         std::shared_ptr<PendingSet> pending_;
         std::mutex mu_;
         bool paused_ = false, stopped_ = false;
@@ -480,6 +482,8 @@ DAT_RETURN make_transport(util::ProviderInstance *inst, util::Ia *ia,
         return rc;
     }
     params.dead_peer = dead_peer_policy_from_env();
+    params.limits = peer_limits_from_env();
+    params.offer = wire_offer_from_env();
     auto t = std::make_unique<TcpTransport>(ia, params);
     if (!t->ok()) return util::err(DAT_INSUFFICIENT_RESOURCES);
     char buf[80];
