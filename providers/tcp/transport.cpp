@@ -277,6 +277,16 @@ class Listener final : public Pollable {
         void tick(std::chrono::steady_clock::time_point now) noexcept {
             std::lock_guard lk(mu_);
             if (!paused_ || now < resume_at_) return;
+            // Still at the cap (the pause admitted one above it): make room first, or stay
+            // paused. Resuming anyway would admit one more above the cap per back-off.
+            while (pending_->size() >= limits_.max_pending) {
+                PendingSet::Member *old = pending_->pop_oldest(old_enough());
+                if (old == nullptr) {
+                    resume_at_ = now + limits_.accept_backoff;
+                    return;
+                }
+                old->evict("too many pending connections on this listener");
+            }
             paused_ = false;
             l_->tr_->engine().want_ticks(l_, false);
             if (!stopped_) l_->tr_->engine().modify(l_->fd_.get(), l_, EPOLLIN);
