@@ -239,11 +239,6 @@ void env_names(const DomainSpec &spec, const char *(&names)[SinkSet::kEnvCount])
     names[4] = spec.subsys_env;
 }
 
-bool tag_char(char c) noexcept {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '_' || c == '-';
-}
-
 }  // namespace
 
 void record_environment(const DomainSpec &spec, SinkSet &set) noexcept {
@@ -272,45 +267,62 @@ bool same_environment(const DomainSpec &spec, const SinkSet &set) noexcept {
     return true;
 }
 
-void resolve_subsys(const DomainSpec &spec, SinkSet &set, Warnings &warnings) noexcept {
-    set.subsys[0] = '\0';
-    const char *v = spec.subsys_env ? std::getenv(spec.subsys_env) : nullptr;
-    if (!v) return;
-    char quoted[kQuotedMax];
+namespace {
+
+bool tag_char(char c) noexcept {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+}
+
+bool tag_separator(char c) noexcept {
+    return c == ',' || c == ' ' || c == '\t';
+}
+
+}  // namespace
+
+TagListError parse_tag_list(const char *value, char *out, std::size_t out_size) noexcept {
+    if (out_size == 0) return TagListError::kTooLong;
+    out[0] = '\0';
     std::size_t o = 0;
-    bool fits = true;
-    for (const char *p = v; *p;) {
-        while (*p == ',' || *p == ' ' || *p == '\t') ++p;
+    for (const char *p = value; *p;) {
+        while (tag_separator(*p)) ++p;
         const char *b = p;
-        while (*p && *p != ',' && *p != ' ' && *p != '\t') {
+        while (*p && !tag_separator(*p)) {
             if (!tag_char(*p)) {
-                quote(v, quoted, sizeof quoted);
-                warnings.add(
-                    "%s=%s: a tag may hold only letters, digits, '.', '_' and '-'; "
-                    "tracing every tag",
-                    spec.subsys_env, quoted);
-                set.subsys[0] = '\0';
-                return;
+                out[0] = '\0';
+                return TagListError::kBadChar;
             }
             ++p;
         }
         const std::size_t len = static_cast<std::size_t>(p - b);
         if (len == 0) continue;
-        if (o + len + 2 > sizeof set.subsys) {
-            fits = false;
-            break;
+        if (o + len + 2 > out_size) {
+            out[0] = '\0';
+            return TagListError::kTooLong;
         }
-        if (o > 0) set.subsys[o++] = ',';
-        std::memcpy(set.subsys + o, b, len);
+        if (o > 0) out[o++] = ',';
+        std::memcpy(out + o, b, len);
         o += len;
+        out[o] = '\0';
     }
-    set.subsys[o] = '\0';
-    if (!fits || o == 0) {
-        quote(v, quoted, sizeof quoted);
+    return o == 0 ? TagListError::kNoTag : TagListError::kNone;
+}
+
+void resolve_subsys(const DomainSpec &spec, SinkSet &set, Warnings &warnings) noexcept {
+    set.subsys[0] = '\0';
+    const char *v = spec.subsys_env ? std::getenv(spec.subsys_env) : nullptr;
+    if (!v) return;
+    const TagListError e = parse_tag_list(v, set.subsys, sizeof set.subsys);
+    if (e == TagListError::kNone) return;
+    char quoted[kQuotedMax];
+    quote(v, quoted, sizeof quoted);
+    if (e == TagListError::kBadChar)
+        warnings.add(
+            "%s=%s: a tag may hold only letters, digits, '.', '_' and '-'; tracing every tag",
+            spec.subsys_env, quoted);
+    else
         warnings.add("%s=%s %s; tracing every tag", spec.subsys_env, quoted,
-                     fits ? "names no tag" : "is too long");
-        set.subsys[0] = '\0';
-    }
+                     e == TagListError::kNoTag ? "names no tag" : "is too long");
 }
 
 bool subsys_selects(const char *filter, const char *where) noexcept {

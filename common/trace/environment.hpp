@@ -57,6 +57,13 @@ int resolve_level(const DomainSpec &spec, Warnings &warnings) noexcept;
 // Fills set.dests / set.paths / set.source_env from the environment; files are not opened here.
 void resolve_dests(const DomainSpec &spec, SinkSet &set, Warnings &warnings) noexcept;
 
+// A trace-tag list ("tcp,cm util"): tags of letters, digits, '.', '_' and '-', separated by
+// commas, spaces or tabs. The one parser both resolve_subsys and the tunables checker
+// (datinfo --check-env) use, so the checker never accepts what tracing then ignores.
+enum class TagListError { kNone, kBadChar, kNoTag, kTooLong };
+// Writes the tags to `out`, trimmed and joined by single commas ("" on any error).
+TagListError parse_tag_list(const char *value, char *out, std::size_t out_size) noexcept;
+
 // Fills set.subsys from <WHO>_TRACE_SUBSYS: the tags, trimmed and joined by single commas.
 // An unset variable selects everything; one with a bad tag (or none) selects everything
 // and adds a warning.

@@ -3,6 +3,7 @@
 #include "tunables/tunables.hpp"
 
 #include "trace/environment.hpp"
+#include "trace/sink.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -37,11 +38,6 @@ bool parse_decimal(const char *value, long *out) noexcept {
     if (errno == ERANGE) return false;
     *out = v;
     return true;
-}
-
-bool valid_tag_char(char c) noexcept {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '_' || c == '-';
 }
 
 }  // namespace
@@ -170,20 +166,21 @@ bool check(const Spec &spec, const char *value, char *why, std::size_t why_size)
             return false;
         }
         case Type::kTraceSubsys: {
-            bool any = false;
-            for (const char *p = value; *p; ++p) {
-                if (*p == ',' || *p == ' ') continue;
-                if (!valid_tag_char(*p)) {
+            char tags[env::SinkSet::kSubsysMax];
+            switch (env::parse_tag_list(value, tags, sizeof tags)) {
+                case env::TagListError::kNone:
+                    return true;
+                case env::TagListError::kBadChar:
                     say(why, why_size, "a tag may hold only letters, digits, '.', '_' and '-'");
                     return false;
-                }
-                any = true;
+                case env::TagListError::kNoTag:
+                    say(why, why_size, "names no tag");
+                    return false;
+                case env::TagListError::kTooLong:
+                    say(why, why_size, "is too long");
+                    return false;
             }
-            if (!any) {
-                say(why, why_size, "names no tag");
-                return false;
-            }
-            return true;
+            return false;
         }
         case Type::kDebugMask: {
             unsigned long mask = 0;
@@ -220,11 +217,6 @@ bool check(const Spec &spec, const char *value, char *why, std::size_t why_size)
             return true;
     }
     return false;
-}
-
-const char *read_path(const Spec &spec) noexcept {
-    const char *v = std::getenv(spec.name);
-    return v && *v ? v : nullptr;
 }
 
 }  // namespace opendat::tunables

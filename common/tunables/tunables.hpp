@@ -308,7 +308,5 @@ Keepalive read_keepalive(const Spec &spec) noexcept;
 // The index in spec.choices of a kChoice tunable's value: the environment's if valid, else
 // the default's.
 int read_choice(const Spec &spec) noexcept;
-// The raw value of a kPath tunable, or nullptr when unset (or empty).
-const char *read_path(const Spec &spec) noexcept;
 
 }  // namespace opendat::tunables

@@ -238,6 +238,19 @@ TEST(Datinfo, EnvJudgesValuesAsLibdat2Does) {
     EXPECT_HAS(r.out, "effect: syslog");
 }
 
+// DAT_OVERRIDE set but empty or unreadable is an error in libdat2, never a fallback to the
+// default files: the verdict says so (and "-e" alone must not open anything).
+TEST(Datinfo, EnvSaysABadOverrideRegistersNoProvider) {
+    auto r = run_datinfo("", {"-e", "-l"}, {{"DAT_OVERRIDE", ""}});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_HAS(r.out,
+               "effect: invalid (empty file name): libdat2 reports a bad file name and "
+               "registers no provider");
+    r = run_datinfo("", {"-e", "-l"}, {{"DAT_OVERRIDE", "/nonexistent/dat.conf"}});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_HAS(r.out, "effect: not readable: libdat2 reports a bad file name");
+}
+
 // Every declared tunable is listed (common/tunables), with its verdict: a valid value
 // says what it does, an invalid one what is wrong and which default is used instead.
 TEST(Datinfo, EnvListsEveryTunableWithItsVerdict) {

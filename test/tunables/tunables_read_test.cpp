@@ -85,13 +85,12 @@ TEST_F(TunablesRead, OutOfRangeAndBadKeepaliveFallBack) {
     EXPECT_NE(l.find("DAT_TCP_KEEPALIVE=\"10,2\""), std::string::npos) << l;
 }
 
-TEST_F(TunablesRead, ReadPathTreatsEmptyAsUnset) {
-    unsetenv(tun::kDatOverride.name);
-    EXPECT_EQ(tun::read_path(tun::kDatOverride), nullptr);
-    setenv(tun::kDatOverride.name, "", 1);
-    EXPECT_EQ(tun::read_path(tun::kDatOverride), nullptr);
-    setenv(tun::kDatOverride.name, "/x/dat.conf", 1);
-    EXPECT_STREQ(tun::read_path(tun::kDatOverride), "/x/dat.conf");
+// An empty DAT_OVERRIDE is not "unset": libdat2 takes it as a file name it cannot read.
+TEST_F(TunablesRead, AnEmptyPathIsInvalid) {
+    char why[80] = {};
+    EXPECT_FALSE(tun::check(tun::kDatOverride, "", why, sizeof why));
+    EXPECT_STREQ(why, "empty file name");
+    EXPECT_TRUE(tun::check(tun::kDatOverride, "/x/dat.conf", why, sizeof why));
 }
 
 }  // namespace

@@ -82,6 +82,12 @@ TEST(TunablesCheck, TraceVariablesAreJudgedAsTheTraceFacilityParsesThem) {
     EXPECT_TRUE(tun::check(tun::kDaplTraceSubsys, "tcp,ia, tcp.frame", why, sizeof why));
     EXPECT_FALSE(tun::check(tun::kDaplTraceSubsys, "tcp;ia", why, sizeof why));
     EXPECT_FALSE(tun::check(tun::kDaplTraceSubsys, ",", why, sizeof why));
+    // A tab separates like a space does, as tracing reads it.
+    EXPECT_TRUE(tun::check(tun::kDaplTraceSubsys, "tcp\tutil", why, sizeof why));
+    // What tracing would ignore as too long, the checker refuses too.
+    const std::string too_long(300, 'a');
+    EXPECT_FALSE(tun::check(tun::kDaplTraceSubsys, too_long.c_str(), why, sizeof why));
+    EXPECT_NE(std::string(why).find("too long"), std::string::npos) << why;
     EXPECT_TRUE(tun::check(tun::kDatOverride, "/etc/dat.conf", why, sizeof why));
     EXPECT_FALSE(tun::check(tun::kDatOverride, "", why, sizeof why));
 }

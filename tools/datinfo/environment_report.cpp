@@ -7,6 +7,8 @@
 
 #include <dat2/dat_trace.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
@@ -91,6 +93,11 @@ std::string interpret(const tun::Spec &spec, const std::string &value) {
             return "invalid: the default level 1 is used (and a warning printed)";
         if (spec.type == tun::Type::kDestMask || spec.type == tun::Type::kTraceDest)
             return std::string("invalid (") + why + "): stderr is used";
+        // A bad configuration file name is an error, never a fallback (registry/
+        // config_locator.cpp): say what libdat2 does.
+        if (spec.type == tun::Type::kPath)
+            return std::string("invalid (") + why +
+                   "): libdat2 reports a bad file name and registers no provider";
         return std::string("invalid (") + why + "): the default " + spec.default_text +
                " is used (and a warning printed)";
     }
@@ -122,6 +129,10 @@ std::string interpret(const tun::Spec &spec, const std::string &value) {
             return "idle " + std::to_string(k.idle) + " s, interval " + std::to_string(k.interval) +
                    " s, " + std::to_string(k.probes) + " probes";
         }
+        case tun::Type::kPath:
+            return access(value.c_str(), R_OK) == 0
+                       ? std::string("readable")
+                       : "not readable: libdat2 reports a bad file name and registers no provider";
         default:
             return {};
     }
