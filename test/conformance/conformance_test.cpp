@@ -48,11 +48,6 @@ DAT_RETURN set_delayed_ack(DAT_EP_HANDLE ep, bool on) {
 // learns out of band (here: a pipe) that the data is there synchronizes with the provider
 // through any DAT call on the endpoint before reading it, as on an HCA; without that,
 // ThreadSanitizer rightly sees no ordering.
-void sync_with_provider(DAT_EP_HANDLE ep) {
-    DAT_EP_STATE st;
-    dat_ep_get_status(ep, &st, nullptr, nullptr);
-}
-
 }  // namespace
 
 TEST(Conformance, AttributesAndEmptyQueues) {

@@ -129,6 +129,14 @@ int connected_pair(Node &s, Channel &ch);
 // Waits for the child; returns its exit status (or 128+signal).
 int reap(int pid, int timeout_s = 30);
 
+// Before reading memory a peer wrote into through the provider (RDMA write placement):
+// a provider call that takes the EP's lock orders this thread after the progress thread's
+// placement, so the bytes the completion or the peer announced are visible.
+inline void sync_with_provider(DAT_EP_HANDLE ep) {
+    DAT_EP_STATE st;
+    dat_ep_get_status(ep, &st, nullptr, nullptr);
+}
+
 }  // namespace dattest
 
 // In a test body: skip, reporting the case as one the IA under test cannot support.
