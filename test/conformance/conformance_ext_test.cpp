@@ -23,11 +23,6 @@ const DAT_IB_EXTENSION_EVENT_DATA &ext_of(const DAT_EVENT &ev) {
     return *reinterpret_cast<const DAT_IB_EXTENSION_EVENT_DATA *>(ev.event_extension_data);
 }
 
-void sync_with_provider(DAT_EP_HANDLE ep) {
-    DAT_EP_STATE st;
-    dat_ep_get_status(ep, &st, nullptr, nullptr);
-}
-
 // Memory the remote atomics work on: words of the parent registered in each of its IAs.
 struct Words {
     alignas(64) std::uint64_t w[8] = {};
