@@ -471,6 +471,7 @@ DAT_RETURN cr_query(DAT_CR_HANDLE h, DAT_CR_PARAM_MASK, DAT_CR_PARAM *p) noexcep
     Cr *cr = as<Cr>(h);
     if (cr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CR);
     if (p == nullptr) return bad_arg(3);
+    if (!provider_ep_for(cr)) return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
     p->remote_ia_address_ptr = reinterpret_cast<sockaddr *>(&cr->remote_addr);
     p->remote_port_qual = cr->remote_port;
     p->private_data_size = cr->pdata_len;
@@ -483,6 +484,8 @@ DAT_RETURN cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_h, DAT_COUNT pdata_len,
                      const DAT_PVOID pdata) noexcept {
     Cr *cr = as<Cr>(h);
     if (cr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CR);
+    if (ep_h == DAT_HANDLE_NULL && !provider_ep_for(cr))
+        return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
     // The reserved EP is checked too: it may have been freed since the request arrived.
     Ep *ep = as<Ep>(ep_h == DAT_HANDLE_NULL ? cr->local_ep : ep_h, cr->ia);
     if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
@@ -541,19 +544,24 @@ DAT_RETURN cr_reject(DAT_CR_HANDLE h, DAT_COUNT pdata_len, const DAT_PVOID pdata
 // PZ and no DTO EVDs (the consumer sets them with dat_ep_modify before accepting on it, or
 // accepts on its own EP), connection events to the PSP's EVD when that EVD takes them. It
 // waits in DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING for the consumer's answer.
-Ep *provider_ep_create(Psp *psp) noexcept {
-    Evd *conn = (psp->evd->flags & DAT_EVD_CONNECTION_FLAG) ? psp->evd : nullptr;
+bool provider_ep_for(Cr *cr) noexcept {
+    if (!cr->wants_provider_ep || cr->provider_ep != nullptr) return true;
+    Evd *conn = as<Evd>(cr->provider_conn_evd, cr->ia);  // nullptr if freed since
     DAT_EP_HANDLE h = DAT_HANDLE_NULL;
-    if (entry::ep_create(psp->ia, DAT_HANDLE_NULL, DAT_HANDLE_NULL, DAT_HANDLE_NULL, conn, nullptr,
+    if (entry::ep_create(cr->ia, DAT_HANDLE_NULL, DAT_HANDLE_NULL, DAT_HANDLE_NULL, conn, nullptr,
                          &h) != DAT_SUCCESS) {
-        DAPL_TRC(trace::kError, "ep", "PSP %p: cannot make an EP for a connection request",
-                 static_cast<void *>(psp));
-        return nullptr;
+        DAPL_TRC(trace::kError, "ep", "CR %p: cannot make an EP for the connection request",
+                 static_cast<void *>(cr));
+        return false;
     }
     Ep *ep = static_cast<Ep *>(h);
-    std::lock_guard lk(ep->mu);
-    ep->state = DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING;
-    return ep;
+    {
+        std::lock_guard lk(ep->mu);
+        ep->state = DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING;
+    }
+    cr->provider_ep = ep;
+    cr->local_ep = ep;
+    return true;
 }
 
 }  // namespace opendat::util

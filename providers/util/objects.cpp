@@ -86,13 +86,12 @@ Cr *cr_new(Sp *sp) noexcept {
     cr->sp = sp;
     cr->qual = sp->qual;
     cr->local_ep = sp->ep;
+    // DAT_PSP_PROVIDER_FLAG: the EP is made on the consumer's first look at the request
+    // (provider_ep_for), on its thread: a transport calls cr_new under its own locks,
+    // which making an EP may need.
     if (sp->type == DAT_HANDLE_TYPE_PSP && static_cast<Psp *>(sp)->flags == DAT_PSP_PROVIDER_FLAG) {
-        cr->provider_ep = provider_ep_create(static_cast<Psp *>(sp));
-        if (cr->provider_ep == nullptr) {
-            delete cr;
-            return nullptr;  // the transport refuses the request
-        }
-        cr->local_ep = cr->provider_ep;
+        cr->wants_provider_ep = true;
+        if (sp->evd->flags & DAT_EVD_CONNECTION_FLAG) cr->provider_conn_evd = sp->evd;
     }
     return cr;
 }
