@@ -68,8 +68,10 @@ constexpr std::chrono::milliseconds kRetryInterval{20};
 DAT_RETURN TcpEp::connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOUT timeout_us,
                           DAT_COUNT pdata_len, const void *pdata) noexcept {
     if (dead_) return util::invalid_handle(DAT_HANDLE_TYPE_EP);
+    // A qualifier beyond the port range goes to its demultiplexing port (net.hpp); the
+    // CONN_REQ carries the full qualifier either way, which routes it there.
     std::uint16_t port = 0;
-    if (!qual_to_port(qual, tr_->params().port_base, &port)) return util::bad_arg(3);
+    listen_port(qual, tr_->params().port_base, &port);
     if (remote->sa_family != AF_INET && remote->sa_family != AF_INET6)
         return util::err(DAT_INVALID_ADDRESS, DAT_INVALID_ADDRESS_UNSUPPORTED);
     dst_ = {};
@@ -80,7 +82,9 @@ DAT_RETURN TcpEp::connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOU
     // The CONN_REQ goes out as soon as the socket connects (control frames go first).
     reset_stream();
     offer_ = tr_->params().offer;
-    queue_ctrl(make_handshake(kConnReq, static_cast<std::uint32_t>(pdata_len), offer_), pdata_out_);
+    FrameHeader req = make_handshake(kConnReq, static_cast<std::uint32_t>(pdata_len), offer_);
+    req.addr = qual;
+    queue_ctrl(req, pdata_out_);
     auto now = std::chrono::steady_clock::now();
     deadline_ = timeout_us == DAT_TIMEOUT_INFINITE ? std::chrono::steady_clock::time_point::max()
                                                    : now + std::chrono::microseconds(timeout_us);

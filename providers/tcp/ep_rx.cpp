@@ -316,9 +316,13 @@ TcpEp::Step TcpEp::rx_payload_done() noexcept {
                 }
                 util::ep_established(ep, static_cast<DAT_COUNT>(rx_.hdr.length), pdata_in_);
             } else {
-                // Rejected by the peer application: report it with its private data.
-                teardown(DAT_CONNECTION_EVENT_PEER_REJECTED, true,
-                         static_cast<DAT_COUNT>(rx_.hdr.length), pdata_in_);
+                // Rejected by the peer application: report it with its private data. No
+                // service point for our qualifier there: a non-peer reject (wire.hpp).
+                if (rx_.hdr.aux == kRejNoServicePoint)
+                    teardown(DAT_CONNECTION_EVENT_NON_PEER_REJECTED, true);
+                else
+                    teardown(DAT_CONNECTION_EVENT_PEER_REJECTED, true,
+                             static_cast<DAT_COUNT>(rx_.hdr.length), pdata_in_);
                 return Step::Failed;
             }
             break;

@@ -30,12 +30,6 @@ DAT_RETURN parse_ia_params(const std::string &params, IaParams *out) noexcept {
     return DAT_SUCCESS;
 }
 
-bool qual_to_port(DAT_CONN_QUAL qual, std::uint16_t base, std::uint16_t *port) noexcept {
-    if (qual > 65535 || qual + base > 65535) return false;
-    *port = static_cast<std::uint16_t>(qual + base);
-    return true;
-}
-
 WireTerms wire_offer_from_env() noexcept {
     WireTerms t{kWireVersion, kCapsImplemented};
     const long v = tunables::read_int(tunables::kTcpWireVersion);

@@ -73,7 +73,36 @@ struct IaParams {
 DAT_RETURN parse_ia_params(const std::string &params, IaParams *out) noexcept;
 
 // TCP port for a connection qualifier, or false if it does not fit in 16 bits.
-bool qual_to_port(DAT_CONN_QUAL qual, std::uint16_t base, std::uint16_t *port) noexcept;
+inline bool qual_to_port(DAT_CONN_QUAL qual, std::uint16_t base, std::uint16_t *port) noexcept {
+    if (qual > 65535 || qual + base > 65535) return false;
+    *port = static_cast<std::uint16_t>(qual + base);
+    return true;
+}
+
+// Qualifiers beyond the port range (qual + base > 65535: a 64-bit DAT qualifier, an IB
+// service ID) are listened for on a demultiplexing port: the listener routes a CONN_REQ by
+// the full qualifier its `addr` field carries. The port is a hash of (qualifier, base)
+// into kDemuxPortFirst .. 65535, above Linux's default ephemeral range (32768..60999), so
+// outgoing connections do not take it. Two processes whose qualifiers hash to the same
+// port cannot share it: the second one's PSP/RSP gets DAT_CONN_QUAL_IN_USE (never a silent
+// misroute). Both sides compute it the same way (docs/tcp-provider.md).
+constexpr std::uint16_t kDemuxPortFirst = 61000;
+constexpr std::uint32_t kDemuxPortCount = 65536u - kDemuxPortFirst;  // 4536 ports
+inline std::uint16_t demux_port(DAT_CONN_QUAL qual, std::uint16_t base) noexcept {
+    // The splitmix64 finalizer of qual + base: every bit of the qualifier moves the port.
+    std::uint64_t z = static_cast<std::uint64_t>(qual) + base;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return static_cast<std::uint16_t>(kDemuxPortFirst + z % kDemuxPortCount);
+}
+// The TCP port a qualifier is listened for on / connected to: its own port when it fits
+// (true), else its demultiplexing port (false).
+inline bool listen_port(DAT_CONN_QUAL qual, std::uint16_t base, std::uint16_t *port) noexcept {
+    if (qual_to_port(qual, base, port)) return true;
+    *port = demux_port(qual, base);
+    return false;
+}
 
 // Non-blocking, close-on-exec, TCP_NODELAY; keepalive so a dead peer is noticed.
 void tune_socket(int fd, const DeadPeerPolicy &policy) noexcept;

@@ -27,9 +27,9 @@ TcpEp *tcp_ep(util::Ep *ep) noexcept {
 // leaves the epoll set; accept or reject consumes it.
 class PendingConn final : public Pollable, public PendingSet::Member {
   public:
-    PendingConn(TcpTransport *tr, std::shared_ptr<ServicePoint> sp, Fd fd,
+    PendingConn(TcpTransport *tr, std::shared_ptr<PortRoutes> routes, Fd fd,
                 const sockaddr_storage &peer)
-        : tr_(tr), sp_(std::move(sp)), fd_(std::move(fd)), peer_(peer) {}
+        : tr_(tr), routes_(std::move(routes)), fd_(std::move(fd)), peer_(peer) {}
     ~PendingConn() override { leave_sets(); }
     void leave_sets() noexcept {  // limits per peer
         if (set_) set_->remove(this);
@@ -130,14 +130,15 @@ class PendingConn final : public Pollable, public PendingSet::Member {
         leave_sets();  // limits per peer: no deadline once the request is in
         tr_->engine().want_ticks(this, false);
         tr_->engine().remove_fd(fd_.get());
-        std::lock_guard slk(sp_->mu);
-        if (sp_->sp == nullptr) {  // the service point was freed meanwhile
-            fd_.reset();
-            state_ = State::Done;
-            tr_->engine().retire(this);
+        std::lock_guard slk(routes_->mu);
+        // The qualifier the peer asked for (untrusted: only compared) picks the service
+        // point; the one it names may also have been freed meanwhile.
+        util::Sp *sp = routes_->route(hdr_.addr, tr_->params().port_base);
+        if (sp == nullptr) {
+            refuse_no_service_point();
             return;
         }
-        util::Cr *cr = util::cr_new(sp_->sp);
+        util::Cr *cr = util::cr_new(sp);
         if (cr == nullptr) {
             fail();
             return;
@@ -156,8 +157,22 @@ class PendingConn final : public Pollable, public PendingSet::Member {
         }
     }
 
+    // No service point for the qualifier: CONN_REJ marked "no such service point" (the
+    // initiator reports DAT_CONNECTION_EVENT_NON_PEER_REJECTED), then close.
+    void refuse_no_service_point() noexcept {
+        DAPL_TRC(trace::kInfo, "tcp", "refusing connection: no service point for qualifier %llu",
+                 static_cast<unsigned long long>(hdr_.addr));
+        FrameHeader h = make_header(kConnRej, 0);
+        h.aux = kRejNoServicePoint;
+        [[maybe_unused]] ssize_t n = send(fd_.get(), &h, sizeof h, MSG_NOSIGNAL | MSG_DONTWAIT);
+        shutdown(fd_.get(), SHUT_WR);
+        fd_.reset();
+        state_ = State::Done;
+        tr_->engine().retire(this);
+    }
+
     TcpTransport *tr_;
-    std::shared_ptr<ServicePoint> sp_;
+    std::shared_ptr<PortRoutes> routes_;
     std::mutex mu_;
     Fd fd_;
     sockaddr_storage peer_;
@@ -169,11 +184,21 @@ class PendingConn final : public Pollable, public PendingSet::Member {
     std::chrono::steady_clock::time_point deadline_;  // CONN_REQ due (limits per peer)
 };
 
-// A listening socket for one PSP or RSP.
+}  // namespace
+
+util::Sp *PortRoutes::route(DAT_CONN_QUAL qual, std::uint16_t base) const noexcept {
+    std::uint16_t port;
+    if (qual == 0 || qual_to_port(qual, base, &port)) return direct;
+    for (util::Sp *sp : beyond)
+        if (sp->qual == qual) return sp;
+    return nullptr;
+}
+
+// A listening socket for the service points of one TCP port.
 class Listener final : public Pollable {
   public:
-    Listener(TcpTransport *tr, std::shared_ptr<ServicePoint> sp, Fd fd)
-        : sp(std::move(sp)), tr_(tr), fd_(std::move(fd)) {}
+    Listener(TcpTransport *tr, std::shared_ptr<PortRoutes> routes, Fd fd, std::uint16_t port)
+        : routes(std::move(routes)), port(port), tr_(tr), fd_(std::move(fd)) {}
 
     void on_events(std::uint32_t) noexcept override {
         // Limits per peer: a bounded batch per wake-up (level-triggered epoll brings us back).
@@ -193,7 +218,7 @@ class Listener final : public Pollable {
             }
             Fd fd(c);
             tune_socket(c, tr_->params().dead_peer);
-            auto *pc = new (std::nothrow) PendingConn(tr_, sp, std::move(fd), peer);
+            auto *pc = new (std::nothrow) PendingConn(tr_, routes, std::move(fd), peer);
             if (pc == nullptr) continue;
             try {
                 tr_->engine().adopt(pc);
@@ -219,7 +244,8 @@ class Listener final : public Pollable {
         fd_.reset();
     }
 
-    std::shared_ptr<ServicePoint> sp;
+    const std::shared_ptr<PortRoutes> routes;
+    const std::uint16_t port;
 
   private:
     TcpTransport *tr_;
@@ -303,8 +329,6 @@ class Listener final : public Pollable {
     };
     Admission admission_{this};
 };
-
-}  // namespace
 
 TcpTransport::TcpTransport(util::Ia *ia, const IaParams &params) : ia_(ia), params_(params) {
     limits_.transport_name = "tcp";
@@ -416,14 +440,37 @@ void TcpTransport::ep_idle(util::Ep *ep, bool *recv_idle, bool *request_idle) no
 
 DAT_RETURN TcpTransport::sp_listen(util::Sp *sp) noexcept {
     const DAT_CONN_QUAL qual = sp->qual;
-    std::uint16_t port = 0;
-    if (!qual_to_port(qual, params_.port_base, &port)) {
-        DAPL_TRC(trace::kInfo, "tcp", "connection qualifier %llu has no TCP port (base %u)",
-                 static_cast<unsigned long long>(qual), params_.port_base);
-        return util::err(DAT_CONN_QUAL_UNAVAILABLE);
-    }
+    std::lock_guard lk(ports_mu_);
     // psp_create_any: qualifier 0 means "any"; the kernel picks the port.
-    if (qual == 0) port = 0;
+    if (qual == 0) return open_listener(sp, 0, true);
+    std::uint16_t port = 0;
+    const bool direct = listen_port(qual, params_.port_base, &port);
+    auto it = ports_.find(port);
+    if (it == ports_.end()) return open_listener(sp, port, direct);
+    // Another service point of this IA already listens on the port: share its listener.
+    Listener *l = it->second;
+    std::lock_guard rlk(l->routes->mu);
+    if (direct) {
+        if (l->routes->direct != nullptr) return util::err(DAT_CONN_QUAL_IN_USE);
+        l->routes->direct = sp;
+    } else {
+        for (const util::Sp *other : l->routes->beyond)
+            if (other->qual == qual) return util::err(DAT_CONN_QUAL_IN_USE);
+        try {
+            l->routes->beyond.push_back(sp);
+        } catch (...) {
+            return util::kNoMemory;
+        }
+    }
+    sp->impl = l;
+    DAPL_TRC(trace::kInfo, "tcp", "qualifier %llu shares the listener on port %u",
+             static_cast<unsigned long long>(qual), port);
+    return DAT_SUCCESS;
+}
+
+// ports_mu_ held.
+DAT_RETURN TcpTransport::open_listener(util::Sp *sp, std::uint16_t port, bool direct) noexcept {
+    const DAT_CONN_QUAL qual = sp->qual;
     sockaddr_storage addr = params_.addr;
     set_port(&addr, port);
     Fd fd(socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -431,28 +478,37 @@ DAT_RETURN TcpTransport::sp_listen(util::Sp *sp) noexcept {
     int one = 1;
     setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     // psp_create_any: a port above the port base, so the qualifier does not wrap (any_port.hpp).
-    int bind_err = qual == 0 ? bind_any_port(fd.get(), addr, params_.addr_len, params_.port_base)
+    int bind_err = port == 0 ? bind_any_port(fd.get(), addr, params_.addr_len, params_.port_base)
                    : bind(fd.get(), reinterpret_cast<sockaddr *>(&addr), params_.addr_len) != 0
                        ? errno
                        : 0;
     if (bind_err != 0) {
-        int e = bind_err;
-        DAPL_TRC(trace::kInfo, "tcp", "bind to port %u failed: errno %d", port, e);
-        return e == EADDRINUSE ? util::err(DAT_CONN_QUAL_IN_USE)
-                               : util::err(DAT_CONN_QUAL_UNAVAILABLE);
+        // A port owned by another process (or IA): for a qualifier beyond the port range,
+        // another qualifier hashed to the same demultiplexing port there.
+        DAPL_TRC(trace::kInfo, "tcp", "bind to port %u for qualifier %llu failed: errno %d%s", port,
+                 static_cast<unsigned long long>(qual), bind_err,
+                 direct ? "" : " (demultiplexing port of a qualifier beyond the port range)");
+        return bind_err == EADDRINUSE ? util::err(DAT_CONN_QUAL_IN_USE)
+                                      : util::err(DAT_CONN_QUAL_UNAVAILABLE);
     }
     if (listen(fd.get(), SOMAXCONN) != 0) return util::err(DAT_CONN_QUAL_UNAVAILABLE);
     sockaddr_storage bound{};
     socklen_t blen = sizeof bound;
     getsockname(fd.get(), reinterpret_cast<sockaddr *>(&bound), &blen);
+    const std::uint16_t bound_port = get_port(bound);
     try {
-        auto spt = std::make_shared<ServicePoint>();
-        spt->sp = sp;
-        if (qual == 0) sp->qual = get_port(bound) - params_.port_base;
+        auto routes = std::make_shared<PortRoutes>();
+        if (direct)
+            routes->direct = sp;
+        else
+            routes->beyond.push_back(sp);
+        if (qual == 0) sp->qual = bound_port - params_.port_base;
         int raw = fd.get();
-        auto *l = new Listener(this, spt, std::move(fd));
+        auto *l = new Listener(this, routes, std::move(fd), bound_port);
         engine_.adopt(l);
+        ports_[bound_port] = l;
         if (!engine_.add(raw, l, EPOLLIN)) {
+            ports_.erase(bound_port);
             engine_.retire(l);
             return util::err(DAT_INSUFFICIENT_RESOURCES);
         }
@@ -460,17 +516,23 @@ DAT_RETURN TcpTransport::sp_listen(util::Sp *sp) noexcept {
     } catch (...) {
         return util::kNoMemory;
     }
-    DAPL_TRC(trace::kInfo, "tcp", "listening on port %u for qualifier %llu", get_port(bound),
-             static_cast<unsigned long long>(qual));
+    DAPL_TRC(trace::kInfo, "tcp", "listening on port %u for qualifier %llu", bound_port,
+             static_cast<unsigned long long>(sp->qual));
     return DAT_SUCCESS;
 }
 
 void TcpTransport::sp_close(util::Sp *sp) noexcept {
     auto *l = static_cast<Listener *>(sp->impl);
+    bool last;
+    std::lock_guard lk(ports_mu_);
     {
-        std::lock_guard lk(l->sp->mu);
-        l->sp->sp = nullptr;
+        std::lock_guard rlk(l->routes->mu);
+        if (l->routes->direct == sp) l->routes->direct = nullptr;
+        std::erase(l->routes->beyond, sp);
+        last = l->routes->empty();
     }
+    if (!last) return;
+    ports_.erase(l->port);
     l->close_fd();
     engine_.retire(l);
     // Nothing of ours refers to the service point any more (CRs keep only its address as

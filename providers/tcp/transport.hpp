@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <mutex>
+#include <unordered_map>
+#include <vector>
 
 #include "tcp/engine.hpp"
 #include "tcp/net.hpp"
@@ -13,12 +15,24 @@
 
 namespace opendat::tcp {
 
-// Shared between a listener and the passive connections it accepted, so that a
-// connection finishing its handshake after psp_free finds the service point gone.
-struct ServicePoint {
+// The service points listening on one TCP port, shared between the port's listener and
+// the passive connections it accepted, so that a connection finishing its handshake after
+// psp_free finds the service point gone. A port serves at most one service point whose
+// qualifier is the port (`direct`) and any number whose qualifiers beyond the port range
+// hash to it (`beyond`, net.hpp demux_port); a CONN_REQ is routed by the qualifier it
+// carries.
+struct PortRoutes {
     std::mutex mu;
-    util::Sp *sp = nullptr;  // util's PSP or RSP; nullptr once sp_close ran (util frees it)
+    util::Sp *direct = nullptr;
+    std::vector<util::Sp *> beyond;
+    // The service point a CONN_REQ carrying `qual` goes to, or nullptr (mu held). A
+    // qualifier that fits the port range (or 0, as a version-1 peer sends) is routed by the
+    // port, as before qualifiers were carried; one beyond it must match exactly.
+    util::Sp *route(DAT_CONN_QUAL qual, std::uint16_t base) const noexcept;
+    bool empty() const noexcept { return direct == nullptr && beyond.empty(); }
 };
+
+class Listener;
 
 class TcpTransport final : public util::Transport {
   public:
@@ -61,6 +75,8 @@ class TcpTransport final : public util::Transport {
     void ep_idle(util::Ep *ep, bool *recv_idle, bool *request_idle) noexcept override;
 
     DAT_RETURN sp_listen(util::Sp *sp) noexcept override;
+    // A new listening socket on `port` (0: psp_create_any) with `sp` in `*routes`.
+    DAT_RETURN open_listener(util::Sp *sp, std::uint16_t port, bool direct) noexcept;
     void sp_close(util::Sp *sp) noexcept override;
     DAT_RETURN cr_accept(util::Cr *cr, util::Ep *ep, DAT_COUNT pdata_len,
                          const void *pdata) noexcept override;
@@ -81,6 +97,9 @@ class TcpTransport final : public util::Transport {
     IaParams params_;
     util::Limits limits_;
     std::shared_ptr<PendingSet> pending_ = std::make_shared<PendingSet>(PendingScope::Ia);
+    // One listener per TCP port, shared by the service points routed through it.
+    std::mutex ports_mu_;
+    std::unordered_map<std::uint16_t, Listener *> ports_;
     Engine engine_;  // last member: destroyed (thread stopped) first
 };
 

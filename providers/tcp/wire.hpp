@@ -72,6 +72,11 @@ constexpr std::uint32_t kCapsImplemented = kCapImmediate | kCapAtomics;
 enum AtomicKind : std::uint32_t { kAtomicFetchAdd = 0, kAtomicCmpSwap = 1 };
 constexpr std::size_t kAtomicExtension = 16;
 
+// CONN_REJ's `aux`: 0 = the peer application rejected (PEER_REJECTED, with its private
+// data); kRejNoServicePoint = no service point listens for the qualifier the CONN_REQ
+// carried (NON_PEER_REJECTED). A version-1 peer sends 0 and ignores the field.
+constexpr std::uint32_t kRejNoServicePoint = 1;
+
 struct FrameHeader {
     std::uint32_t magic;
     std::uint8_t version;

@@ -373,7 +373,7 @@ DAT_RETURN psp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd_h,
     Evd *evd = as<Evd>(evd_h, ia);
     if (evd == nullptr || !(evd->flags & DAT_EVD_CR_FLAG))
         return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
-    if (flags != DAT_PSP_CONSUMER_FLAG) return err(DAT_MODEL_NOT_SUPPORTED);  // we never create EPs
+    if (flags != DAT_PSP_CONSUMER_FLAG && flags != DAT_PSP_PROVIDER_FLAG) return bad_arg(4);
     if (out == nullptr) return bad_arg(5);
     Psp *psp = new (std::nothrow) Psp(ia->provider, ia);
     if (psp == nullptr) return kNoMemory;
@@ -471,6 +471,7 @@ DAT_RETURN cr_query(DAT_CR_HANDLE h, DAT_CR_PARAM_MASK, DAT_CR_PARAM *p) noexcep
     Cr *cr = as<Cr>(h);
     if (cr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CR);
     if (p == nullptr) return bad_arg(3);
+    if (!provider_ep_for(cr)) return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
     p->remote_ia_address_ptr = reinterpret_cast<sockaddr *>(&cr->remote_addr);
     p->remote_port_qual = cr->remote_port;
     p->private_data_size = cr->pdata_len;
@@ -483,22 +484,37 @@ DAT_RETURN cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_h, DAT_COUNT pdata_len,
                      const DAT_PVOID pdata) noexcept {
     Cr *cr = as<Cr>(h);
     if (cr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CR);
+    if (ep_h == DAT_HANDLE_NULL && !provider_ep_for(cr))
+        return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
     // The reserved EP is checked too: it may have been freed since the request arrived.
     Ep *ep = as<Ep>(ep_h == DAT_HANDLE_NULL ? cr->local_ep : ep_h, cr->ia);
     if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
     if (pdata_len < 0 || static_cast<std::size_t>(pdata_len) > kMaxPrivateData) return bad_arg(3);
     if (pdata_len > 0 && pdata == nullptr) return bad_arg(4);
+    // A provider-made EP is configured by the consumer (dat_ep_modify: PZ, EVDs) first.
     if (ep->connect_evd == nullptr || ep->request_evd == nullptr || ep->recv_evd == nullptr ||
         ep->pz == nullptr)
-        return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFIGURED);
+        return err(DAT_INVALID_STATE, ep == cr->provider_ep ? DAT_INVALID_STATE_EP_UNCONFTENTATIVE
+                                                            : DAT_INVALID_STATE_EP_UNCONFIGURED);
+    // The provider's EP is accepted on (by handle or DAT_HANDLE_NULL) in its tentative
+    // state; any other EP must be free.
+    const bool on_provider_ep = ep == cr->provider_ep;
     {
         std::lock_guard lk(ep->mu);
-        if (ep->state != DAT_EP_STATE_UNCONNECTED && ep->state != DAT_EP_STATE_RESERVED)
+        if (on_provider_ep
+                ? ep->state != DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING
+                : ep->state != DAT_EP_STATE_UNCONNECTED && ep->state != DAT_EP_STATE_RESERVED)
             return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
         ep->state = DAT_EP_STATE_COMPLETION_PENDING;
         ep->remote_addr = cr->remote_addr;
         ep->remote_qual = cr->remote_port;
         ep->local_qual = cr->qual;
+    }
+    // Accepted on another EP: the provider's stays the consumer's, free to use or free.
+    if (Ep *mine = as<Ep>(cr->provider_ep); mine != nullptr && !on_provider_ep) {
+        std::lock_guard lk(mine->mu);
+        if (mine->state == DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING)
+            mine->state = DAT_EP_STATE_UNCONNECTED;
     }
     DAT_RETURN rc =
         cr_answer(cr, [&] { return cr->ia->transport->cr_accept(cr, ep, pdata_len, pdata); });
@@ -514,8 +530,38 @@ DAT_RETURN cr_reject(DAT_CR_HANDLE h, DAT_COUNT pdata_len, const DAT_PVOID pdata
     if (cr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CR);
     if (pdata_len < 0 || static_cast<std::size_t>(pdata_len) > kMaxPrivateData) return bad_arg(2);
     if (pdata_len > 0 && pdata == nullptr) return bad_arg(3);
-    return cr_answer(cr, [&] { return cr->ia->transport->cr_reject(cr, pdata_len, pdata); });
+    // The EP the provider made for the request goes with it (unless the consumer freed it).
+    Ep *mine = as<Ep>(cr->provider_ep);
+    DAT_RETURN rc =
+        cr_answer(cr, [&] { return cr->ia->transport->cr_reject(cr, pdata_len, pdata); });
+    if (mine != nullptr) ep_free(mine);
+    return rc;
 }
 
 }  // namespace entry
+
+// DAT_PSP_PROVIDER_FLAG: an EP of the PSP's IA with the provider's default attributes, no
+// PZ and no DTO EVDs (the consumer sets them with dat_ep_modify before accepting on it, or
+// accepts on its own EP), connection events to the PSP's EVD when that EVD takes them. It
+// waits in DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING for the consumer's answer.
+bool provider_ep_for(Cr *cr) noexcept {
+    if (!cr->wants_provider_ep || cr->provider_ep != nullptr) return true;
+    Evd *conn = as<Evd>(cr->provider_conn_evd, cr->ia);  // nullptr if freed since
+    DAT_EP_HANDLE h = DAT_HANDLE_NULL;
+    if (entry::ep_create(cr->ia, DAT_HANDLE_NULL, DAT_HANDLE_NULL, DAT_HANDLE_NULL, conn, nullptr,
+                         &h) != DAT_SUCCESS) {
+        DAPL_TRC(trace::kError, "ep", "CR %p: cannot make an EP for the connection request",
+                 static_cast<void *>(cr));
+        return false;
+    }
+    Ep *ep = static_cast<Ep *>(h);
+    {
+        std::lock_guard lk(ep->mu);
+        ep->state = DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING;
+    }
+    cr->provider_ep = ep;
+    cr->local_ep = ep;
+    return true;
+}
+
 }  // namespace opendat::util

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "trace/trace.hpp"
+#include "util/entries.hpp"
 #include "util/ia_handle.hpp"
 
 namespace opendat::util {
@@ -85,10 +86,18 @@ Cr *cr_new(Sp *sp) noexcept {
     cr->sp = sp;
     cr->qual = sp->qual;
     cr->local_ep = sp->ep;
+    // DAT_PSP_PROVIDER_FLAG: the EP is made on the consumer's first look at the request
+    // (provider_ep_for), on its thread: a transport calls cr_new under its own locks,
+    // which making an EP may need.
+    if (sp->type == DAT_HANDLE_TYPE_PSP && static_cast<Psp *>(sp)->flags == DAT_PSP_PROVIDER_FLAG) {
+        cr->wants_provider_ep = true;
+        if (sp->evd->flags & DAT_EVD_CONNECTION_FLAG) cr->provider_conn_evd = sp->evd;
+    }
     return cr;
 }
 
 void cr_discard(Cr *cr) noexcept {
+    if (cr->provider_ep != nullptr) entry::ep_free(cr->provider_ep);
     delete cr;
 }
 
@@ -108,7 +117,7 @@ bool post_cr_arrival(Cr *cr) noexcept {
         try {
             ia->pending_crs.insert(cr);
         } catch (...) {
-            delete cr;
+            cr_discard(cr);
             return false;  // the transport refuses the request
         }
     }
@@ -118,7 +127,7 @@ bool post_cr_arrival(Cr *cr) noexcept {
         ia->pending_crs.erase(cr);
     }
     post_async(ia, DAT_ASYNC_ERROR_EVD_OVERFLOW, evd);
-    delete cr;
+    cr_discard(cr);
     return false;
 }
 

@@ -137,6 +137,11 @@ struct Cr : Header {
     Cr(const DAT_PROVIDER *p, Ia *ia) : Header(p, kType, ia) {}
     Sp *sp = nullptr;  // the service point it arrived on (an opaque value once that is freed)
     Ep *local_ep = nullptr;
+    // DAT_PSP_PROVIDER_FLAG: the EP the provider made for this request (also local_ep);
+    // the consumer's to free, freed here if the request is rejected.
+    Ep *provider_ep = nullptr;
+    bool wants_provider_ep = false;       // made on first use (provider_ep_for)
+    Header *provider_conn_evd = nullptr;  // the PSP's EVD if it takes connection events
     DAT_CONN_QUAL qual = 0;
     sockaddr_storage remote_addr{};
     DAT_PORT_QUAL remote_port = 0;
@@ -146,10 +151,13 @@ struct Cr : Header {
 };
 
 // A connection request arriving on `sp` (which must be live: the transport holds what
-// keeps it so, sp_close waits for it): the CR with sp, qual and local_ep set, or nullptr
-// when out of memory. The transport fills the peer's part and offers it with
-// post_cr_arrival.
+// keeps it so, sp_close waits for it): the CR with sp, qual and local_ep set (for a PSP
+// created with DAT_PSP_PROVIDER_FLAG, an EP made for it), or nullptr when out of memory. The
+// transport fills the peer's part and offers it with post_cr_arrival.
 Cr *cr_new(Sp *sp) noexcept;
+// DAT_PSP_PROVIDER_FLAG: makes the EP for `cr` if it wants one and has none yet
+// (entries_ep.cpp; consumer's thread). False when it cannot be made.
+bool provider_ep_for(Cr *cr) noexcept;
 // Frees a CR from cr_new that was never offered (the transport failed to set it up).
 void cr_discard(Cr *cr) noexcept;
 

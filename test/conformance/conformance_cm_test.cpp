@@ -1,0 +1,195 @@
+// Connection management beyond the basics: 64-bit connection qualifiers (an IB service ID is
+// one) and provider-created endpoints (DAT_PSP_PROVIDER_FLAG). Two processes, DAT API only.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "dat_fixture.hpp"
+
+using namespace dattest;
+
+namespace {
+
+// Qualifiers above 2^32, distinct per test process so that runs on one host do not meet.
+DAT_CONN_QUAL big_qual(unsigned i) {
+    return (DAT_CONN_QUAL{1} << 40) + (static_cast<DAT_CONN_QUAL>(getpid()) << 8) + i;
+}
+
+// A provider whose qualifiers are ports (verbs over rdma_cm's TCP port space) cannot listen
+// on one beyond them: the case is reported as unsupported there. The child waits for the
+// parent's word first ('g' go, 's' skip).
+#define SKIP_IF_NO_LARGE_QUALIFIERS(rc, ch)                              \
+    if (DAT_GET_TYPE(rc) == DAT_CONN_QUAL_UNAVAILABLE) {                 \
+        (ch).send('s');                                                  \
+        reap(pid);                                                       \
+        SKIP_UNSUPPORTED("connection qualifiers beyond the port range"); \
+    }
+
+}  // namespace
+
+// Several PSPs on qualifiers beyond any port range: a request reaches the one it names, with
+// that qualifier in the arrival event, and the connection carries data.
+TEST(ConformanceCm, LargeQualifierRoutesToItsPsp) {
+    constexpr int kPsps = 3;
+    const DAT_CONN_QUAL target = big_qual(1);
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node c;
+        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+        char go = 0;
+        CHILD_CHECK(ch.recv(&go));
+        if (go == 's') return 0;
+        DAT_EVENT_NUMBER outcome{};
+        CHILD_CHECK(c.connect(target, &outcome, 4, "qual") == DAT_SUCCESS);
+        CHILD_CHECK(outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        DAT_EVENT_NUMBER ended{};
+        CHILD_CHECK(c.disconnect_and_wait(DAT_CLOSE_GRACEFUL_FLAG, &ended) == DAT_SUCCESS);
+        return 0;
+    });
+    ch.parent_side();
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    DAT_PSP_HANDLE psps[kPsps];
+    DAT_RETURN rc = dat_psp_create(s.ia, big_qual(0), s.cr_evd, DAT_PSP_CONSUMER_FLAG, &psps[0]);
+    SKIP_IF_NO_LARGE_QUALIFIERS(rc, ch);
+    ASSERT_EQ(rc, DAT_SUCCESS);
+    for (int i = 1; i < kPsps; ++i)
+        ASSERT_EQ(dat_psp_create(s.ia, big_qual(static_cast<unsigned>(i)), s.cr_evd,
+                                 DAT_PSP_CONSUMER_FLAG, &psps[i]),
+                  DAT_SUCCESS)
+            << i;
+    // The same qualifier twice in one IA is in use.
+    DAT_PSP_HANDLE dup = DAT_HANDLE_NULL;
+    EXPECT_EQ(DAT_GET_TYPE(dat_psp_create(s.ia, target, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &dup)),
+              DAT_CONN_QUAL_IN_USE);
+    ASSERT_TRUE(ch.send('g'));
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.cr_evd, &ev), DAT_SUCCESS);
+    ASSERT_EQ(ev.event_number, DAT_CONNECTION_REQUEST_EVENT);
+    const auto &cr = ev.event_data.cr_arrival_event_data;
+    EXPECT_EQ(cr.sp_handle.psp_handle, psps[1]);
+    EXPECT_EQ(cr.conn_qual, target);
+    DAT_CR_PARAM p{};
+    ASSERT_EQ(dat_cr_query(cr.cr_handle, DAT_CR_FIELD_ALL, &p), DAT_SUCCESS);
+    ASSERT_EQ(p.private_data_size, 4);
+    EXPECT_EQ(std::memcmp(p.private_data, "qual", 4), 0);
+    ASSERT_EQ(dat_cr_accept(cr.cr_handle, s.ep, 0, nullptr), DAT_SUCCESS);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_ESTABLISHED);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_DISCONNECTED);
+    EXPECT_EQ(reap(pid), 0);
+    for (DAT_PSP_HANDLE psp : psps) EXPECT_EQ(dat_psp_free(psp), DAT_SUCCESS);
+}
+
+// A request for a large qualifier nobody listens on is refused promptly (a non-peer
+// reject), also while the peer listens on other large qualifiers.
+TEST(ConformanceCm, UnknownLargeQualifierIsRejected) {
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node c;
+        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+        char go = 0;
+        CHILD_CHECK(ch.recv(&go));
+        if (go == 's') return 0;
+        const auto t0 = std::chrono::steady_clock::now();
+        DAT_EVENT_NUMBER outcome{};
+        CHILD_CHECK(c.connect(big_qual(7) + (DAT_CONN_QUAL{1} << 50), &outcome) == DAT_SUCCESS);
+        CHILD_CHECK(outcome == DAT_CONNECTION_EVENT_NON_PEER_REJECTED);
+        // Well before the 10 s connect timeout.
+        CHILD_CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8));
+        return 0;
+    });
+    ch.parent_side();
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    DAT_PSP_HANDLE psps[4];
+    DAT_RETURN rc = dat_psp_create(s.ia, big_qual(0), s.cr_evd, DAT_PSP_CONSUMER_FLAG, &psps[0]);
+    SKIP_IF_NO_LARGE_QUALIFIERS(rc, ch);
+    ASSERT_EQ(rc, DAT_SUCCESS);
+    for (unsigned i = 1; i < 4; ++i)
+        ASSERT_EQ(dat_psp_create(s.ia, big_qual(i), s.cr_evd, DAT_PSP_CONSUMER_FLAG, &psps[i]),
+                  DAT_SUCCESS);
+    ASSERT_TRUE(ch.send('g'));
+    EXPECT_EQ(reap(pid), 0);
+    DAT_EVENT ev;
+    EXPECT_EQ(DAT_GET_TYPE(s.next(s.cr_evd, &ev, 0)), DAT_TIMEOUT_EXPIRED);  // no CR surfaced
+    for (DAT_PSP_HANDLE psp : psps) EXPECT_EQ(dat_psp_free(psp), DAT_SUCCESS);
+}
+
+// DAT_PSP_PROVIDER_FLAG: each request comes with an EP the provider made (tentative, not
+// configured); rejecting the request frees it; accepting on the consumer's own EP leaves it
+// to the consumer to free.
+TEST(ConformanceCm, ProviderCreatedEndpoint) {
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        DAT_CONN_QUAL qual = 0;
+        CHILD_CHECK(ch.recv(&qual));
+        Node c1, c2;
+        CHILD_CHECK(c1.open() == DAT_SUCCESS && c1.make_ep() == DAT_SUCCESS);
+        DAT_EVENT_NUMBER outcome{};
+        CHILD_CHECK(c1.connect(qual, &outcome) == DAT_SUCCESS);
+        CHILD_CHECK(outcome == DAT_CONNECTION_EVENT_PEER_REJECTED);
+        CHILD_CHECK(c2.open() == DAT_SUCCESS && c2.make_ep() == DAT_SUCCESS);
+        CHILD_CHECK(c2.connect(qual, &outcome) == DAT_SUCCESS);
+        CHILD_CHECK(outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        DAT_EVENT_NUMBER ended{};
+        CHILD_CHECK(c2.disconnect_and_wait(DAT_CLOSE_GRACEFUL_FLAG, &ended) == DAT_SUCCESS);
+        return 0;
+    });
+    ch.parent_side();
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(dat_psp_create_any(s.ia, &qual, s.cr_evd, DAT_PSP_PROVIDER_FLAG, &s.psp),
+              DAT_SUCCESS);
+    DAT_PSP_PARAM pp{};
+    ASSERT_EQ(dat_psp_query(s.psp, DAT_PSP_FIELD_ALL, &pp), DAT_SUCCESS);
+    EXPECT_EQ(pp.psp_flags, DAT_PSP_PROVIDER_FLAG);
+    ASSERT_TRUE(ch.send(qual));
+
+    // First request: the provider's EP, tentative; not configured, so not accepted on;
+    // rejected, and the EP goes with the request.
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.cr_evd, &ev), DAT_SUCCESS);
+    ASSERT_EQ(ev.event_number, DAT_CONNECTION_REQUEST_EVENT);
+    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    DAT_CR_PARAM p{};
+    ASSERT_EQ(dat_cr_query(cr, DAT_CR_FIELD_ALL, &p), DAT_SUCCESS);
+    DAT_EP_HANDLE made = p.local_ep_handle;
+    ASSERT_NE(made, DAT_HANDLE_NULL);
+    DAT_EP_PARAM ep{};
+    ASSERT_EQ(dat_ep_query(made, DAT_EP_FIELD_ALL, &ep), DAT_SUCCESS);
+    EXPECT_EQ(ep.ep_state, DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING);
+    EXPECT_EQ(ep.pz_handle, DAT_HANDLE_NULL);
+    EXPECT_EQ(DAT_GET_TYPE(dat_cr_accept(cr, DAT_HANDLE_NULL, 0, nullptr)), DAT_INVALID_STATE);
+    ASSERT_EQ(dat_cr_reject(cr, 0, nullptr), DAT_SUCCESS);
+    EXPECT_EQ(DAT_GET_TYPE(dat_ep_free(made)), DAT_INVALID_HANDLE);  // freed with the request
+
+    // Second request: accepted on the consumer's EP; the provider's is ours to free.
+    ASSERT_EQ(s.next(s.cr_evd, &ev), DAT_SUCCESS);
+    ASSERT_EQ(ev.event_number, DAT_CONNECTION_REQUEST_EVENT);
+    cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    ASSERT_EQ(dat_cr_query(cr, DAT_CR_FIELD_ALL, &p), DAT_SUCCESS);
+    made = p.local_ep_handle;
+    ASSERT_NE(made, DAT_HANDLE_NULL);
+    ASSERT_EQ(dat_cr_accept(cr, s.ep, 0, nullptr), DAT_SUCCESS);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_ESTABLISHED);
+    ASSERT_EQ(dat_ep_query(made, DAT_EP_FIELD_ALL, &ep), DAT_SUCCESS);
+    EXPECT_EQ(ep.ep_state, DAT_EP_STATE_UNCONNECTED);
+    EXPECT_EQ(dat_ep_free(made), DAT_SUCCESS);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_DISCONNECTED);
+    EXPECT_EQ(reap(pid), 0);
+}
