@@ -162,8 +162,8 @@ TEST(ConformanceSrq, MoreEndpointsThanReceivesAndLowWatermark) {
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
+        std::vector<Buffer> bufs(kConns);  // outlives the nodes, whose LMRs name them
         std::vector<Node> nodes(kConns);
-        std::vector<Buffer> bufs(kConns);
         DAT_CONN_QUAL qual;
         CHILD_CHECK(ch.recv(&qual));
         for (int i = 0; i < kConns; ++i) {
