@@ -93,6 +93,10 @@ class TcpEp final : public Pollable {
     DAT_RETURN post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie) noexcept;
     void idle(bool *recv_idle, bool *req_idle) const noexcept;
     void destroy() noexcept;  // ep_free: drop the connection, no events
+    // Shared receive queue (ep_srq.cpp). srq_ready: the SRQ got a receive this endpoint
+    // may be waiting for (takes ep->mu itself). recv_info: dat_ep_recv_query (ep->mu held).
+    void srq_ready() noexcept;
+    void recv_info(DAT_COUNT *nbufs, DAT_COUNT *span) const noexcept;
 
     util::Ep *const ep;
 
@@ -116,6 +120,8 @@ class TcpEp final : public Pollable {
     Step rx_dispatch() noexcept;
     Step rx_payload_done() noexcept;
     Step on_send_frame() noexcept;
+    bool take_srq_recv() noexcept;                  // ep_srq.cpp
+    void srq_recvs_done(std::uint64_t n) noexcept;  // ... n taken receives completed
     Step on_write_frame() noexcept;
     Step on_read_req() noexcept;
     Step on_read_resp() noexcept;
@@ -172,7 +178,8 @@ class TcpEp final : public Pollable {
     std::uint64_t sq_head_ = 0;            // oldest not yet completed
     std::uint64_t sq_tx_ = 0;              // next to transmit
     std::uint64_t sq_tail_ = 0;            // next free
-    // Receive ring.
+    // Receive ring. An endpoint created with an SRQ has one slot: the receive it took from
+    // the SRQ for the message now arriving (ep_srq.cpp).
     std::vector<RecvWr> rq_;
     std::vector<DAT_LMR_TRIPLET> rq_iov_;
     std::uint64_t rq_head_ = 0, rq_tail_ = 0;

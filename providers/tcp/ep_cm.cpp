@@ -254,6 +254,7 @@ void TcpEp::teardown(DAT_EVENT_NUMBER event, bool post_events, DAT_COUNT pdata_l
         tr_->engine().want_ticks(this, false);
         ticking_ = false;
     }
+    srq_recvs_done(rq_tail_ - rq_head_);  // an SRQ's receive taken for a message: flushed
     if (post_events) {
         for (; sq_head_ != sq_tail_; ++sq_head_) {
             RequestWr &w = sq_[sq_head_ % sq_.size()];

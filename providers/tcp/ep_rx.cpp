@@ -158,7 +158,8 @@ TcpEp::Step TcpEp::rx_dispatch() noexcept {
 }
 
 TcpEp::Step TcpEp::on_send_frame() noexcept {
-    if (rq_head_ == rq_tail_) return Step::Stop;  // no receive posted: wait (RNR retry)
+    // No receive posted (or none left in the SRQ): wait, as an RC responder's RNR retry.
+    if (rq_head_ == rq_tail_ && (ep->srq == nullptr || !take_srq_recv())) return Step::Stop;
     if ((rx_.hdr.flags & kFlagAckReq) && ctrl_full()) return Step::Stop;
     std::size_t slot = rq_head_ % rq_.size();
     RecvWr &r = rq_[slot];
@@ -169,6 +170,7 @@ TcpEp::Step TcpEp::on_send_frame() noexcept {
             r.status != DAT_DTO_SUCCESS ? r.status : DAT_DTO_ERR_LOCAL_LENGTH;
         ++rq_head_;
         util::post_dto(ep->recv_evd, ep, r.cookie, st, 0, DAT_DTO_RECEIVE);
+        srq_recvs_done(1);
         teardown(DAT_CONNECTION_EVENT_BROKEN, true);
         return Step::Failed;
     }
@@ -297,6 +299,7 @@ TcpEp::Step TcpEp::rx_payload_done() noexcept {
             ++rq_head_;
             util::post_dto(ep->recv_evd, ep, r.cookie, DAT_DTO_SUCCESS,
                            static_cast<DAT_COUNT>(rx_.hdr.length), DAT_DTO_RECEIVE);
+            srq_recvs_done(1);
             break;
         }
         case RxState::Done::Write:

@@ -25,8 +25,9 @@ void TcpEp::init() {
     std::size_t nrd = a.max_rdma_read_in > 0 ? static_cast<std::size_t>(a.max_rdma_read_in) : 1;
     sq_.resize(nreq);
     sq_iov_.resize(nreq * kMaxIov);
-    rq_.resize(nrecv);
-    rq_iov_.resize(nrecv * kMaxIov);
+    const std::size_t own_recv = ep->srq != nullptr ? 1 : nrecv;  // SRQ: the one being filled
+    rq_.resize(own_recv);
+    rq_iov_.resize(own_recv * kMaxIov);
     // Control frames answer the peer's requests (ACKs, read responses) plus our own
     // handshake frame; when the ring is full we stop reading, which pushes back on the peer.
     ctrl_.resize(nrecv + nrd + 8);

@@ -12,8 +12,10 @@
 #include "tcp/any_port.hpp"
 #include "tcp/ep.hpp"
 #include "tcp/peer_limits.hpp"
+#include "tcp/srq.hpp"
 #include "trace/trace.hpp"
 #include "util/extension.hpp"
+#include "util/srq.hpp"
 
 namespace opendat::tcp {
 
@@ -339,6 +341,9 @@ TcpTransport::TcpTransport(util::Ia *ia, const IaParams &params) : ia_(ia), para
     // offers none: the IA then reports no extensions).
     limits_.immediate_data = (params.offer.caps & kCapImmediate) != 0;
     limits_.atomics = (params.offer.caps & kCapAtomics) != 0;
+    limits_.max_srqs = 4096;
+    limits_.max_ep_per_srq = limits_.max_eps;
+    limits_.max_recv_per_srq = 1 << 16;
 }
 
 TcpTransport::~TcpTransport() = default;
@@ -348,8 +353,10 @@ DAT_RETURN TcpTransport::ep_create(util::Ep *ep) noexcept {
     if (t == nullptr) return util::kNoMemory;
     try {
         t->init();
+        if (ep->srq != nullptr) static_cast<TcpSrq *>(ep->srq->impl)->attach();
         engine_.adopt(t);
     } catch (...) {
+        if (ep->srq != nullptr) static_cast<TcpSrq *>(ep->srq->impl)->detach(t);
         delete t;
         return util::kNoMemory;
     }
@@ -362,6 +369,8 @@ void TcpTransport::ep_destroy(util::Ep *ep) noexcept {
     {
         std::lock_guard lk(ep->mu);
         t->destroy();
+        // No wake-up reaches t any more (one already under way finds it dead).
+        if (ep->srq != nullptr) static_cast<TcpSrq *>(ep->srq->impl)->detach(t);
     }
     engine_.retire(t);  // deletes t once the thread lets go; util's EP follows (ep_release)
 }
@@ -436,6 +445,50 @@ DAT_RETURN TcpTransport::ep_post_atomic(util::Ep *ep, util::AtomicOp op,
 void TcpTransport::ep_idle(util::Ep *ep, bool *recv_idle, bool *request_idle) noexcept {
     std::lock_guard lk(ep->mu);
     tcp_ep(ep)->idle(recv_idle, request_idle);
+}
+
+DAT_RETURN TcpTransport::srq_create(util::Srq *srq) noexcept {
+    auto *s = new (std::nothrow) TcpSrq();
+    if (s == nullptr) return util::kNoMemory;
+    try {
+        engine_.adopt(s);
+    } catch (...) {
+        delete s;
+        return util::kNoMemory;
+    }
+    if (!s->ok() || !engine_.add(s->fd(), s, EPOLLIN)) {
+        engine_.retire(s);
+        return util::err(DAT_INSUFFICIENT_RESOURCES);
+    }
+    srq->impl = s;
+    return DAT_SUCCESS;
+}
+
+void TcpTransport::srq_destroy(util::Srq *srq) noexcept {
+    auto *s = static_cast<TcpSrq *>(srq->impl);
+    engine_.remove_fd(s->fd());
+    engine_.retire(s);  // a wake-up being dispatched finishes first
+    srq->impl = nullptr;
+}
+
+DAT_RETURN TcpTransport::srq_post_recv(util::Srq *srq, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                       DAT_DTO_COOKIE cookie) noexcept {
+    auto *s = static_cast<TcpSrq *>(srq->impl);
+    bool wake = false;
+    DAT_RETURN rc;
+    {
+        std::lock_guard lk(srq->mu);
+        rc = util::srq_post_locked(srq, n, iov, cookie);
+        wake = rc == DAT_SUCCESS && s->has_waiters();
+    }
+    if (wake) s->signal();
+    return rc;
+}
+
+DAT_RETURN TcpTransport::ep_recv_info(util::Ep *ep, DAT_COUNT *nbufs, DAT_COUNT *span) noexcept {
+    std::lock_guard lk(ep->mu);
+    tcp_ep(ep)->recv_info(nbufs, span);
+    return DAT_SUCCESS;
 }
 
 DAT_RETURN TcpTransport::sp_listen(util::Sp *sp) noexcept {

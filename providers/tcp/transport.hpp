@@ -73,6 +73,12 @@ class TcpTransport final : public util::Transport {
                               DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
                               DAT_COMPLETION_FLAGS flags) noexcept override;
     void ep_idle(util::Ep *ep, bool *recv_idle, bool *request_idle) noexcept override;
+    // Shared receive queues: util's ring, plus the waiters' wake-up (tcp/srq.hpp).
+    DAT_RETURN srq_create(util::Srq *srq) noexcept override;
+    void srq_destroy(util::Srq *srq) noexcept override;
+    DAT_RETURN srq_post_recv(util::Srq *srq, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                             DAT_DTO_COOKIE cookie) noexcept override;
+    DAT_RETURN ep_recv_info(util::Ep *ep, DAT_COUNT *nbufs, DAT_COUNT *span) noexcept override;
 
     DAT_RETURN sp_listen(util::Sp *sp) noexcept override;
     // A new listening socket on `port` (0: psp_create_any) with `sp` in `*routes`.

@@ -122,9 +122,9 @@ void fill_ia_attr(Ia *ia, DAT_IA_ATTR *out) noexcept {
     a.max_rdma_size = lim.max_rdma_size;
     a.max_rmrs = lim.max_lmrs;
     a.max_rmr_target_address = ~DAT_VADDR{0};
-    a.max_srqs = 0;
-    a.max_ep_per_srq = 0;
-    a.max_recv_per_srq = 0;
+    a.max_srqs = lim.max_srqs;
+    a.max_ep_per_srq = lim.max_srqs > 0 ? lim.max_ep_per_srq : 0;
+    a.max_recv_per_srq = lim.max_srqs > 0 ? lim.max_recv_per_srq : 0;
     a.max_iov_segments_per_rdma_read = lim.max_iov;
     a.max_iov_segments_per_rdma_write = lim.max_iov;
     a.max_rdma_read_in = lim.max_rdma_read_per_ep;
@@ -175,11 +175,15 @@ void fill_provider_attr(Ia *ia, DAT_PROVIDER_ATTR *out) noexcept {
     std::memcpy(reinterpret_cast<unsigned char *>(&a) +
                     offsetof(DAT_PROVIDER_ATTR, evd_stream_merging_supported),
                 merge, sizeof merge);
-    a.srq_supported = DAT_FALSE;
-    a.srq_watermarks_supported = 0;
-    a.srq_ep_pz_difference_supported = DAT_FALSE;
-    a.srq_info_supported = 0;
-    a.ep_recv_info_supported = 0;
+    // Shared receive queues (util/srq.hpp): the low watermark, srq_query's counts and an
+    // SRQ in another PZ than its endpoints (its buffers are checked against its own PZ)
+    // come with them; ep_recv_query with the transport's ep_recv_info.
+    const bool srq = ia->transport->limits().max_srqs > 0;
+    a.srq_supported = srq ? DAT_TRUE : DAT_FALSE;
+    a.srq_watermarks_supported = srq ? 1 : 0;
+    a.srq_ep_pz_difference_supported = srq ? DAT_TRUE : DAT_FALSE;
+    a.srq_info_supported = srq ? 1 : 0;
+    a.ep_recv_info_supported = srq ? 1 : 0;
     a.lmr_sync_req = DAT_FALSE;
     a.dto_async_return_guaranteed = DAT_FALSE;
     a.rdma_write_for_rdma_read_req = DAT_FALSE;

@@ -7,6 +7,10 @@
 
 #include <cstdarg>
 
+namespace opendat::util {
+struct Srq;
+}
+
 namespace opendat::util::entry {
 
 // IA, generic, PZ, CNO (entries_ia.cpp)
@@ -88,5 +92,20 @@ DAT_RETURN rsp_free(DAT_RSP_HANDLE) noexcept;
 DAT_RETURN cr_query(DAT_CR_HANDLE, DAT_CR_PARAM_MASK, DAT_CR_PARAM *) noexcept;
 DAT_RETURN cr_accept(DAT_CR_HANDLE, DAT_EP_HANDLE, DAT_COUNT, const DAT_PVOID) noexcept;
 DAT_RETURN cr_reject(DAT_CR_HANDLE, DAT_COUNT, const DAT_PVOID) noexcept;
+
+// Shared receive queues (entries_srq.cpp; create_ep in entries_ep.cpp)
+DAT_RETURN create_ep(DAT_IA_HANDLE, DAT_PZ_HANDLE, DAT_EVD_HANDLE, DAT_EVD_HANDLE, DAT_EVD_HANDLE,
+                     Srq *, const DAT_EP_ATTR *, DAT_EP_HANDLE *) noexcept;
+DAT_RETURN ep_create_with_srq(DAT_IA_HANDLE, DAT_PZ_HANDLE, DAT_EVD_HANDLE, DAT_EVD_HANDLE,
+                              DAT_EVD_HANDLE, DAT_SRQ_HANDLE, const DAT_EP_ATTR *,
+                              DAT_EP_HANDLE *) noexcept;
+DAT_RETURN ep_recv_query(DAT_EP_HANDLE, DAT_COUNT *, DAT_COUNT *) noexcept;
+DAT_RETURN ep_set_watermark(DAT_EP_HANDLE, DAT_COUNT, DAT_COUNT) noexcept;
+DAT_RETURN srq_create(DAT_IA_HANDLE, DAT_PZ_HANDLE, DAT_SRQ_ATTR *, DAT_SRQ_HANDLE *) noexcept;
+DAT_RETURN srq_free(DAT_SRQ_HANDLE) noexcept;
+DAT_RETURN srq_post_recv(DAT_SRQ_HANDLE, DAT_COUNT, DAT_LMR_TRIPLET *, DAT_DTO_COOKIE) noexcept;
+DAT_RETURN srq_query(DAT_SRQ_HANDLE, DAT_SRQ_PARAM_MASK, DAT_SRQ_PARAM *) noexcept;
+DAT_RETURN srq_resize(DAT_SRQ_HANDLE, DAT_COUNT) noexcept;
+DAT_RETURN srq_set_lw(DAT_SRQ_HANDLE, DAT_COUNT) noexcept;
 
 }  // namespace opendat::util::entry

@@ -10,6 +10,7 @@
 #include "util/entries.hpp"
 #include "util/ep_checks.hpp"
 #include "util/objects.hpp"
+#include "util/srq.hpp"
 
 namespace opendat::util {
 
@@ -85,6 +86,15 @@ DAT_RETURN post_common(DAT_EP_HANDLE h, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 DAT_RETURN ep_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
                      DAT_EVD_HANDLE req_h, DAT_EVD_HANDLE conn_h, const DAT_EP_ATTR *attr,
                      DAT_EP_HANDLE *out) noexcept {
+    return create_ep(h, pz_h, recv_h, req_h, conn_h, nullptr, attr, out);
+}
+
+// dat_ep_create, and dat_ep_create_with_srq when `srq` is given (checked by the caller;
+// its argument list has the SRQ before the attributes, so those count one further).
+DAT_RETURN create_ep(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
+                     DAT_EVD_HANDLE req_h, DAT_EVD_HANDLE conn_h, Srq *srq, const DAT_EP_ATTR *attr,
+                     DAT_EP_HANDLE *out) noexcept {
+    const int attr_arg = srq != nullptr ? 7 : 6;
     Ia *ia = as<Ia>(h);
     if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
     Pz *pz = nullptr;
@@ -97,7 +107,7 @@ DAT_RETURN ep_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
         return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_REQUEST);
     if (!optional_evd(conn_h, ia, &conn))
         return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CONN);
-    if (out == nullptr) return bad_arg(7);
+    if (out == nullptr) return bad_arg(attr_arg + 1);
     const Limits &lim = ia->transport->limits();
     Ep *ep = new (std::nothrow) Ep(ia->provider, ia);
     if (ep == nullptr) return kNoMemory;
@@ -110,7 +120,7 @@ DAT_RETURN ep_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
             a.max_request_iov > lim.max_iov || a.max_rdma_read_out > lim.max_rdma_read_per_ep ||
             a.max_rdma_read_in > lim.max_rdma_read_per_ep) {
             delete ep;
-            return bad_arg(6);
+            return bad_arg(attr_arg);
         }
         if (a.max_recv_iov <= 0) a.max_recv_iov = 1;
         if (a.max_request_iov <= 0) a.max_request_iov = 1;
@@ -127,18 +137,19 @@ DAT_RETURN ep_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
     if (attr != nullptr && attr->ep_provider_specific_count > 0 &&
         attr->ep_provider_specific != nullptr) {
         DAT_EP_ATTR tmp = *attr;
-        if (DAT_RETURN rc = apply_provider_specific(ep, tmp, 6); rc != DAT_SUCCESS) {
+        if (DAT_RETURN rc = apply_provider_specific(ep, tmp, attr_arg); rc != DAT_SUCCESS) {
             delete ep;
             return rc;
         }
     } else {
         DAT_EP_ATTR none{};
-        apply_provider_specific(ep, none, 6);
+        apply_provider_specific(ep, none, attr_arg);
     }
     ep->pz = pz;
     ep->recv_evd = recv;
     ep->request_evd = req;
     ep->connect_evd = conn;
+    ep->srq = srq;
     if (DAT_RETURN rc = ia->transport->ep_create(ep); rc != DAT_SUCCESS) {
         delete ep;
         return rc;
@@ -146,6 +157,7 @@ DAT_RETURN ep_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
     for (Evd *e : {recv, req, conn})
         if (e != nullptr) e->users.fetch_add(1);
     if (pz != nullptr) pz->users.fetch_add(1);
+    if (srq != nullptr) srq->users.fetch_add(1);
     ia->adopt(ep);
     *out = ep;
     return DAT_SUCCESS;
@@ -167,7 +179,7 @@ DAT_RETURN ep_query(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *p) no
     p->recv_evd_handle = ep->recv_evd;
     p->request_evd_handle = ep->request_evd;
     p->connect_evd_handle = ep->connect_evd;
-    p->srq_handle = DAT_HANDLE_NULL;
+    p->srq_handle = ep->srq;
     p->ep_attr = ep->attr;
     return DAT_SUCCESS;
 }
@@ -252,6 +264,11 @@ DAT_RETURN ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov, DAT_
     Ep *ep = nullptr;
     if (DAT_RETURN rc = post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
     if (n > ep->attr.max_recv_iov) return err(DAT_LENGTH_ERROR);
+    if (ep->srq != nullptr) {  // its receives are posted to the SRQ (dat_srq_post_recv)
+        DAPL_TRC(trace::kInfo, "srq", "dat_ep_post_recv on EP %p, which takes from SRQ %p",
+                 static_cast<void *>(ep), static_cast<void *>(ep->srq));
+        return err(DAT_INVALID_STATE);
+    }
     return ep->ia->transport->ep_post_recv(ep, n, iov, cookie, flags);
 }
 
@@ -305,6 +322,8 @@ DAT_RETURN ep_free(DAT_EP_HANDLE h) noexcept {
     ep->magic = kMagicDead;  // invalid from now on
     Transport *tr = ep->ia->transport.get();
     tr->ep_destroy(ep);
+    // Only now may the SRQ go: the transport's teardown still gave its receives back.
+    if (ep->srq != nullptr) ep->srq->users.fetch_sub(1);
     // Freed when the transport lets go of it (its progress thread may still hold it).
     tr->ep_release(Deferred::of(ep));
     return DAT_SUCCESS;

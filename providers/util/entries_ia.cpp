@@ -67,8 +67,9 @@ namespace {
 // (their CNO), CNOs, PZs. Returns the consumer-made async EVD, left for the caller.
 Evd *close_children(Ia *ia) noexcept {
     static constexpr DAT_HANDLE_TYPE kOrder[] = {
-        DAT_HANDLE_TYPE_EP,  DAT_HANDLE_TYPE_PSP, DAT_HANDLE_TYPE_RSP, DAT_HANDLE_TYPE_RMR,
-        DAT_HANDLE_TYPE_LMR, DAT_HANDLE_TYPE_EVD, DAT_HANDLE_TYPE_CNO, DAT_HANDLE_TYPE_PZ};
+        DAT_HANDLE_TYPE_EP,  DAT_HANDLE_TYPE_SRQ, DAT_HANDLE_TYPE_PSP,
+        DAT_HANDLE_TYPE_RSP, DAT_HANDLE_TYPE_RMR, DAT_HANDLE_TYPE_LMR,
+        DAT_HANDLE_TYPE_EVD, DAT_HANDLE_TYPE_CNO, DAT_HANDLE_TYPE_PZ};
     Evd *async = nullptr;
     for (DAT_HANDLE_TYPE type : kOrder) {
         std::vector<Header *> batch;
@@ -91,6 +92,9 @@ Evd *close_children(Ia *ia) noexcept {
             switch (type) {
                 case DAT_HANDLE_TYPE_EP:
                     rc = ep_free(h);
+                    break;
+                case DAT_HANDLE_TYPE_SRQ:  // after its EPs
+                    rc = srq_free(h);
                     break;
                 case DAT_HANDLE_TYPE_PSP:
                     rc = psp_free(h);

@@ -47,6 +47,10 @@ void ep_connection_ended(Ep *ep, DAT_EVENT_NUMBER number, DAT_COUNT pdata_len,
     DAPL_TRC(trace::kInfo, "ep", "EP %p connection ended, event 0x%x", static_cast<void *>(ep),
              number);
     post_connection_event(ep, DAT_EP_STATE_DISCONNECTED, number, pdata_len, pdata);
+    // An endpoint of a shared receive queue takes no more of its receives: said on the
+    // async EVD, as a verbs QP's "last WQE reached" is (and dtestsrq waits for it).
+    if (ep->srq != nullptr)
+        post_async(ep->ia, DAT_ASYNC_ERROR_EP_BROKEN, ep, DAT_EP_TRANSFER_TO_ERROR);
 }
 
 void post_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
@@ -131,17 +135,29 @@ bool post_cr_arrival(Cr *cr) noexcept {
     return false;
 }
 
-void post_async(Ia *ia, DAT_EVENT_NUMBER number, DAT_HANDLE handle) noexcept {
-    DAPL_TRC(trace::kError, "async", "async error 0x%x on %p", number, handle);
+namespace {
+void post_async_event(Ia *ia, DAT_EVENT_NUMBER number, DAT_HANDLE handle,
+                      DAT_COUNT reason) noexcept {
     if (ia == nullptr || ia->async_evd == nullptr) return;
     DAT_EVENT ev{};
     ev.event_number = number;
     ev.event_data.asynch_error_event_data.dat_handle = handle;
-    ev.event_data.asynch_error_event_data.reason =
-        0;  // *_TRANSFER_TO_ERROR / catastrophic: the object is unusable
+    ev.event_data.asynch_error_event_data.reason = reason;
     if (number == DAT_ASYNC_ERROR_IA_CATASTROPHIC)
         ev.event_data.asynch_error_event_data.dat_handle = ia->consumer_handle();
     ia->async_evd->post(ev);
+}
+}  // namespace
+
+void post_async(Ia *ia, DAT_EVENT_NUMBER number, DAT_HANDLE handle) noexcept {
+    DAPL_TRC(trace::kError, "async", "async error 0x%x on %p", number, handle);
+    post_async_event(ia, number, handle, 0);  // *_TRANSFER_TO_ERROR / catastrophic: unusable
+}
+
+void post_async(Ia *ia, DAT_EVENT_NUMBER number, DAT_HANDLE handle, DAT_COUNT reason) noexcept {
+    // An expected report (an SRQ's low watermark, an SRQ endpoint's end), not a failure.
+    DAPL_TRC(trace::kInfo, "async", "async event 0x%x on %p (reason %d)", number, handle, reason);
+    post_async_event(ia, number, handle, reason);
 }
 
 }  // namespace opendat::util

@@ -28,6 +28,7 @@ namespace opendat::util {
 struct Ep;
 struct Sp;
 struct Cr;
+struct Srq;
 struct ProviderInstance;
 
 constexpr std::size_t kMaxPrivateData = 256;  // DAT_PROVIDER_ATTR.max_private_data_size
@@ -92,6 +93,7 @@ struct Ep : Header {
     Evd *recv_evd = nullptr;
     Evd *request_evd = nullptr;
     Evd *connect_evd = nullptr;
+    Srq *srq = nullptr;  // dat_ep_create_with_srq: receives come from this SRQ (util/srq.hpp)
     DAT_EP_ATTR attr{};
     DAT_NAMED_ATTR provider_attr[1]{};  // {"delayed_ack", "true"/"false"} exposed by ep_query
     std::atomic<bool> delayed_ack{false};
@@ -179,5 +181,7 @@ void post_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS
 bool post_cr_arrival(Cr *cr) noexcept;
 // An asynchronous error on the IA's async EVD.
 void post_async(Ia *ia, DAT_EVENT_NUMBER number, DAT_HANDLE handle) noexcept;
+// ... an expected one, with the object kind's reason (DAT_SRQ_LOW_WATERMARK_EVENT, ...).
+void post_async(Ia *ia, DAT_EVENT_NUMBER number, DAT_HANDLE handle, DAT_COUNT reason) noexcept;
 
 }  // namespace opendat::util

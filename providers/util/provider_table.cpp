@@ -173,6 +173,15 @@ void fill_table(ProviderInstance *inst) noexcept {
     t.pz_query_func = pz_query;
     t.pz_free_func = pz_free;
     t.handle_extendedop_func = extended_op;  // reached only when the IA reports extensions
+    t.ep_create_with_srq_func = ep_create_with_srq;
+    t.ep_recv_query_func = ep_recv_query;
+    t.ep_set_watermark_func = ep_set_watermark;
+    t.srq_create_func = srq_create;
+    t.srq_free_func = srq_free;
+    t.srq_post_recv_func = srq_post_recv;
+    t.srq_query_func = srq_query;
+    t.srq_resize_func = srq_resize;
+    t.srq_set_lw_func = srq_set_lw;
 #define OPENDAT_STUB(slot) stub_if_null(t.slot);
     OPENDAT_ALL_SLOTS(OPENDAT_STUB)
 #undef OPENDAT_STUB

@@ -43,6 +43,7 @@ struct Lmr;
 struct Rmr;
 struct Evd;
 struct Cno;
+struct Srq;
 
 // Limits a transport advertises; the attribute builders copy them into DAT_IA_ATTR,
 // DAT_PROVIDER_ATTR and the default DAT_EP_ATTR.
@@ -58,6 +59,11 @@ struct Limits {
     DAT_SEG_LENGTH max_rdma_size = 0x7fffffff;
     DAT_COUNT transport_mtu = 65536;
     bool delayed_ack_supported = false;
+    // Shared receive queues (util/srq.hpp): 0 = none, dat_srq_create answers
+    // DAT_MODEL_NOT_SUPPORTED.
+    DAT_COUNT max_srqs = 0;
+    DAT_COUNT max_ep_per_srq = 0;
+    DAT_COUNT max_recv_per_srq = 0;
     const char *transport_name = "";
     // IB extensions (<dat2/dat_ib_extensions.h>) the transport implements. Either one
     // makes dat_ia_query report DAT_EXTENSION_IB / DAT_IB_EXTENSION_VERSION and list the
@@ -226,6 +232,24 @@ class Transport {
     virtual DAT_RETURN cno_wait(Cno *cno, DAT_TIMEOUT timeout_us, DAT_EVD_HANDLE *out) noexcept;
     // dat_ep_reset, after util moved the EP to UNCONNECTED; called without ep->mu.
     virtual void ep_reset(Ep * /*ep*/) noexcept {}
+
+    // --- Shared receive queues (only when limits().max_srqs > 0) ----------------------
+    // dat_srq_create, after util checked the attributes and sized srq->ring; srq_destroy
+    // once no EP uses it (dat_srq_free). Default: util's software ring is the queue.
+    virtual DAT_RETURN srq_create(Srq * /*srq*/) noexcept { return DAT_SUCCESS; }
+    virtual void srq_destroy(Srq * /*srq*/) noexcept {}
+    // dat_srq_post_recv (util checked the handle, n <= max_recv_iov and iov). Default:
+    // srq_post_locked under srq->mu. A transport whose endpoints wait for receives wakes
+    // them here.
+    virtual DAT_RETURN srq_post_recv(Srq *srq, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                     DAT_DTO_COOKIE cookie) noexcept;
+    // dat_ep_recv_query: receives the EP holds now (its own posted ones, or the ones it
+    // took from its SRQ and has not completed) and the bytes they span. Default:
+    // DAT_MODEL_NOT_SUPPORTED.
+    virtual DAT_RETURN ep_recv_info(Ep * /*ep*/, DAT_COUNT * /*nbufs*/,
+                                    DAT_COUNT * /*span*/) noexcept {
+        return err(DAT_MODEL_NOT_SUPPORTED);
+    }
 };
 
 }  // namespace opendat::util

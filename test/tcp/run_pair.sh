@@ -1,5 +1,5 @@
 #!/bin/bash
-# Runs one unmodified dapl2-utils tool (dtest, dtestx or dtestcm) as server and client over
+# Runs one unmodified dapl2-utils tool (dtest, dtestx, dtestcm or dtestsrq) as server and client over
 # loopback through the tcp provider, and checks both exit codes and their verdict lines.
 #
 #   run_pair.sh <tool> <ia_name> <dat.conf> <libdir|-> [tool arguments...]
@@ -20,16 +20,20 @@ export DAT_OVERRIDE=$conf
 if [[ $libdir != - ]]; then
     export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
-# dtest and dtestcm use fixed ports (15828, 45248): runs from other build trees on this host
+# dtest and dtestcm use fixed ports (15828, 45248), dtestsrq 45248: runs from other build trees on this host
 # would collide, so they take turns.
 exec 9>/tmp/opendat-fixed-ports.lock
 flock -w 600 9 || echo "warning: could not lock /tmp/opendat-fixed-ports.lock"
 work=$(mktemp -d)
 trap 'kill $srv_pid 2>/dev/null; rm -rf "$work"' EXIT
 
-# Both tools exchange their parameters over TCP port 15828 (0x3DD4); wait until the
-# server listens there, without connecting to it (the server would take us for the client).
-listening() { grep -qiE '^ *[0-9]+: [0-9A-F]+:3DD4 [0-9A-F]+:0000 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null; }
+# dtest and dtestcm exchange their parameters over TCP port 15828 (0x3DD4); dtestsrq has no
+# side channel and connects straight to its qualifier 45248 (0xB0C0), which the IA's port
+# base 0 makes the listening port. Wait until the server listens there, without connecting
+# to it (the server would take us for the client).
+port_hex=3DD4
+[[ $tool == dtestsrq ]] && port_hex=B0C0
+listening() { grep -qiE "^ *[0-9]+: [0-9A-F]+:$port_hex [0-9A-F]+:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null; }
 for _ in $(seq 100); do
     listening || break
     sleep 0.1  # a previous run's server still holds the port
@@ -56,6 +60,7 @@ case $tool in
 dtest) verdict='DAPL Test Complete. PASSED' ;;
 dtestcm) verdict='DAPL Connection Test Complete' ;;
 dtestx) verdict='IB extension test - immed/atomic test PASSED' ;;
+dtestsrq) verdict='SRQ Test Complete.' ;;  # "RC SRQ" or, with -S 0, "RC none SRQ"
 *) verdict='' ;;
 esac
 fail=0

@@ -223,9 +223,10 @@ TEST(UtilProviderTable, EverySlotIsCallableAndEchoesTheKey) {
     const void *const *slots = reinterpret_cast<const void *const *>(g_registered);
     for (std::size_t i = 2; i < sizeof(DAT_PROVIDER) / sizeof(void *); ++i)
         EXPECT_NE(slots[i], nullptr) << "slot " << i;
-    // An unimplemented slot answers DAT_NOT_IMPLEMENTED.
+    // An unimplemented slot answers DAT_NOT_IMPLEMENTED; an implemented one checks its
+    // handle (util's SRQ entry points: DAT_INVALID_HANDLE | DAT_INVALID_HANDLE_SRQ).
     DAT_SRQ_HANDLE srq = nullptr;
-    EXPECT_EQ(g_registered->srq_free_func(srq), static_cast<DAT_RETURN>(0xBFFF0000));
+    EXPECT_EQ(g_registered->srq_free_func(srq), static_cast<DAT_RETURN>(0x80050019));
     EXPECT_EQ(g_registered->cr_handoff_func(nullptr, 0), static_cast<DAT_RETURN>(0xBFFF0000));
     EXPECT_EQ(find_instance("util-test-ia"), g_registered->extension);
     provider_fini(&info);
