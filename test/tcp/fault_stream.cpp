@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <utility>
 
 namespace faults {
 
@@ -298,6 +299,7 @@ struct Target::Impl {
     Slots recv, window, small;
     Buffer source;
     std::vector<unsigned char> scratch;
+    std::function<void()> established;
 
     int recv_posted = 0, sends_out = 0;
     std::size_t next = 0;  // the schedule step the next message belongs to
@@ -488,6 +490,7 @@ struct Target::Impl {
             return;
         }
         rep->start_ns = mono_ns();
+        if (established) established();
         const std::int64_t deadline = rep->start_ns + std::int64_t{plan.run_ms} * 1'000'000;
         for (int i = 0; i < kRecvSlots; ++i)
             if (!post_recv(i)) return;
@@ -547,6 +550,9 @@ DAT_RETURN Target::listen(DAT_CONN_QUAL qual) {
 }
 void Target::serve() {
     impl_->serve();
+}
+void Target::on_established(std::function<void()> f) {
+    impl_->established = std::move(f);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@
 #include <dat2/udat.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,8 @@ class Target {
     bool open(const char *ia);              // false: rep->why says why
     DAT_RETURN listen(DAT_CONN_QUAL qual);  // dat_psp_create on this qualifier
     void serve();                           // accept one connection and run it
+    // Called once the connection is established, before the stream starts.
+    void on_established(std::function<void()> f);
 
   private:
     struct Impl;
