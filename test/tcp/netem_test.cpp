@@ -76,13 +76,14 @@ Case flap(const char *id, int ms, std::uint64_t seed) {
 }
 
 // The link is cut for good: the side with unacknowledged data ends by TCP_USER_TIMEOUT
-// (1.5 s), the idle side by keepalive (1 s idle, 2 probes 1 s apart): both within a few
-// seconds, given here with TCG's slack.
+// (1.5 s, checked at the retransmission times), the idle side by keepalive (1 s idle, 2
+// probes 1 s apart): both within a few seconds natively; under TCG on a loaded host the
+// VM measured 4 to 7 s, hence the slack.
 Case cut(const char *id, std::uint64_t seed) {
     Case c;
     c.id = id;
     c.cut = true;
-    c.bound_ms = 10000;
+    c.bound_ms = 15000;
     c.plan = vm_plan(seed, true);
     c.plan.ops = 2000;  // still running when the link goes
     return c;
