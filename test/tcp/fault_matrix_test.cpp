@@ -122,6 +122,17 @@ Case ends(const char *id, const Fault &f, const StreamPlan &p, int initiator_wit
     return c;
 }
 
+// Every operation at least 256 KiB: the 8 sends/writes the initiator keeps in flight then
+// always hold more than the stalled relay can take in (its 256 KiB queue and 64 KiB buffer),
+// so the initiator's window closes with data unsent, which is what the user timeout is
+// about. (With small operations the stall could swallow everything in flight: then no data
+// is unacknowledged and the connection rightly survives the stall.)
+StreamPlan big_plan(std::uint64_t seed) {
+    StreamPlan p = plan(seed, 300, MiB, true);
+    p.min_size = 256 * 1024;
+    return p;
+}
+
 Fault long_stall() {
     Fault f = stall(5000, 2 * MiB, 0);
     f.rcvbuf = 64 * 1024;
@@ -147,8 +158,8 @@ const Case kCases[] = {
     // meets a closed window, and TCP_USER_TIMEOUT (1 s) ends its connection; the target
     // learns of it when the relay, resuming, passes on the initiator's reset (or from its
     // own user timeout, when read responses were waiting).
-    ends("stall_beyond_user_timeout", long_stall(), plan(21, 300, MiB, true), 1000 + 3000,
-         5000 + kPromptMs, 1000),
+    ends("stall_beyond_user_timeout", long_stall(), big_plan(21), 1000 + 3000, 5000 + kPromptMs,
+         1000),
 };
 
 std::int64_t ns_of(Clock::time_point t) {

@@ -278,6 +278,7 @@ std::vector<Step> schedule(const StreamPlan &plan) {
         std::uint64_t lo = 1ull << bits;
         std::uint64_t size = lo + rng() % lo;
         if (i % 37 == 5) size = plan.max_size;
+        size = std::max<std::uint64_t>(size, plan.min_size);
         s.size = static_cast<std::uint32_t>(std::min<std::uint64_t>(size, plan.max_size));
         s.offset = static_cast<std::uint32_t>(rng() % kSourcePad);
         steps.push_back(s);

@@ -37,6 +37,7 @@ struct StreamPlan {
     std::uint64_t seed = 1;
     int ops = 300;
     std::uint32_t max_size = 1u << 20;  // sizes are log-uniform in [1, max_size]
+    std::uint32_t min_size = 1;         // ... and raised to at least this
     bool delayed_ack = true;            // sends and writes complete once placed
     int run_ms = 40000;                 // the whole run's deadline (a hang is a failure)
 };
