@@ -32,6 +32,8 @@ for preset in $(step presets && echo default $sanitizers); do
   if ! ctest --preset "$preset" --timeout 600 -LE vm; then
     status=1
   fi
+  # What the host fault matrix (tcp_faults) verified, one line per fault.
+  grep -h '\[fault\]' "build/$preset/Testing/Temporary/LastTest.log" 2>/dev/null || true
 done
 
 # Users and packagers build with -O3 (Release) or with Debian's hardening flags, where GCC
@@ -126,6 +128,15 @@ else
           status=1
         fi
         echo "verbs: RDMA suite in the VM: $((SECONDS - started)) s"
+        # The tcp provider's netem fault matrix (test/tcp/netem_test.cpp) in the same VM
+        # setup; -V so that the log shows each fault's "[fault] ..." line.
+        echo "==== soft-RoCE VM: the netem fault matrix (ctest -R '^vm_netem\$')"
+        started=$SECONDS
+        if ! OPENDAT_VM_REQUIRED=1 ctest --test-dir build/default -R '^vm_netem$' -V \
+          --timeout 2400; then
+          status=1
+        fi
+        echo "netem fault matrix in the VM: $((SECONDS - started)) s"
         ;;
       2) rdma_skip "test/vm/prepare.sh could not obtain what the VM needs (its reason is above)" ;;
       *)

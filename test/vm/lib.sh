@@ -34,6 +34,7 @@ VM_MODULES=(
   virtio_pci virtio_net 9pnet_virtio 9p netfs overlay dummy
   crc32_generic crc32-pclmul crc32_pclmul crc32c_generic crc32c-intel crc32c_intel libcrc32c
   ib_core ib_uverbs ib_umad ib_cm iw_cm rdma_cm rdma_ucm rdma_rxe
+  veth sch_netem    # the netem fault matrix (vm_netem): two namespaces, tc netem on the link
 )
 
 vm_log()  { printf '[opendat-vm] %s\n' "$*" >&2; }
