@@ -16,8 +16,17 @@
 namespace datbench::scale {
 
 namespace {
+
 constexpr int kStallMs = 30'000;  // no progress for this long: the peer is gone
+
+// Closed with a reset, not a FIN: N sockets in TIME_WAIT would make the next run's
+// connects search longer for a free local port (and the DAT run shares the port range).
+void reset_on_close(const Sock &s) {
+    linger l{1, 0};
+    setsockopt(s.fd(), SOL_SOCKET, SO_LINGER, &l, sizeof l);
 }
+
+}  // namespace
 
 std::uint64_t raise_fd_limit() {
     rlimit r{};
@@ -86,6 +95,7 @@ bool raw_connect(const sockaddr_storage &server, std::uint16_t port, std::uint32
                 std::perror("datscale: raw connect");
                 return false;
             }
+            reset_on_close(s);
             inflight.push_back({s.fd(), POLLOUT, 0});
             out->push_back(std::move(s));
             ++started;
@@ -125,6 +135,7 @@ bool raw_accept(const Sock &listener, std::uint32_t n, std::vector<Sock> *out) {
             std::perror("datscale: raw accept");
             return false;
         }
+        reset_on_close(s);
         out->push_back(std::move(s));
     }
     return true;
