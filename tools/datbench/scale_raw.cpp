@@ -1,0 +1,144 @@
+// The raw-TCP twin of DAT connection set-up, and the process figures datscale reports.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "scale.hpp"
+
+namespace datbench::scale {
+
+namespace {
+
+constexpr int kStallMs = 30'000;  // no progress for this long: the peer is gone
+
+// Closed with a reset, not a FIN: N sockets in TIME_WAIT would make the next run's
+// connects search longer for a free local port (and the DAT run shares the port range).
+void reset_on_close(const Sock &s) {
+    linger l{1, 0};
+    setsockopt(s.fd(), SOL_SOCKET, SO_LINGER, &l, sizeof l);
+}
+
+}  // namespace
+
+std::uint64_t raise_fd_limit() {
+    rlimit r{};
+    if (getrlimit(RLIMIT_NOFILE, &r) != 0) return 0;
+    if (r.rlim_cur < r.rlim_max) {
+        rlimit want = r;
+        want.rlim_cur = r.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &want) == 0) r = want;
+    }
+    return r.rlim_cur;
+}
+
+std::uint64_t rss_kib() {
+    std::ifstream in("/proc/self/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6));
+    return 0;
+}
+
+Sock raw_listen(std::uint16_t port, int backlog) {
+    Sock s(socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    int one = 1, zero = 0;
+    sockaddr_in6 a6{};
+    a6.sin6_family = AF_INET6;
+    a6.sin6_port = htons(port);
+    a6.sin6_addr = in6addr_any;
+    if (s) {
+        setsockopt(s.fd(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+        setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(s.fd(), reinterpret_cast<sockaddr *>(&a6), sizeof a6) == 0 &&
+            listen(s.fd(), backlog) == 0)
+            return s;
+    }
+    s = Sock(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!s) return s;
+    setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a4{};
+    a4.sin_family = AF_INET;
+    a4.sin_port = htons(port);
+    if (bind(s.fd(), reinterpret_cast<sockaddr *>(&a4), sizeof a4) != 0 ||
+        listen(s.fd(), backlog) != 0)
+        return Sock();
+    return s;
+}
+
+bool raw_connect(const sockaddr_storage &server, std::uint16_t port, std::uint32_t n,
+                 std::uint32_t window, std::vector<Sock> *out) {
+    sockaddr_storage a = server;
+    if (a.ss_family == AF_INET6)
+        reinterpret_cast<sockaddr_in6 *>(&a)->sin6_port = htons(port);
+    else
+        reinterpret_cast<sockaddr_in *>(&a)->sin_port = htons(port);
+    socklen_t len = a.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    std::vector<pollfd> inflight;  // connecting; the sockets themselves are in *out
+    out->reserve(out->size() + n);
+    std::uint32_t started = 0, done = 0;
+    while (done < n) {
+        while (started < n && inflight.size() < window) {
+            Sock s(socket(a.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+            if (!s) {
+                std::perror("datscale: raw socket");
+                return false;
+            }
+            if (connect(s.fd(), reinterpret_cast<sockaddr *>(&a), len) != 0 &&
+                errno != EINPROGRESS) {
+                std::perror("datscale: raw connect");
+                return false;
+            }
+            reset_on_close(s);
+            inflight.push_back({s.fd(), POLLOUT, 0});
+            out->push_back(std::move(s));
+            ++started;
+        }
+        int r = poll(inflight.data(), inflight.size(), kStallMs);
+        if (r <= 0) {
+            std::fprintf(stderr, "datscale: raw connects stalled\n");
+            return false;
+        }
+        for (std::size_t i = inflight.size(); i-- > 0;) {
+            if (inflight[i].revents == 0) continue;
+            int err = 0;
+            socklen_t el = sizeof err;
+            getsockopt(inflight[i].fd, SOL_SOCKET, SO_ERROR, &err, &el);
+            if (err != 0) {
+                std::fprintf(stderr, "datscale: raw connect: %s\n", std::strerror(err));
+                return false;
+            }
+            inflight[i] = inflight.back();
+            inflight.pop_back();
+            ++done;
+        }
+    }
+    return true;
+}
+
+bool raw_accept(const Sock &listener, std::uint32_t n, std::vector<Sock> *out) {
+    out->reserve(out->size() + n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        pollfd p{listener.fd(), POLLIN, 0};
+        if (poll(&p, 1, kStallMs) != 1) {
+            std::fprintf(stderr, "datscale: raw accept stalled after %u\n", i);
+            return false;
+        }
+        Sock s(accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (!s) {
+            std::perror("datscale: raw accept");
+            return false;
+        }
+        reset_on_close(s);
+        out->push_back(std::move(s));
+    }
+    return true;
+}
+
+}  // namespace datbench::scale
