@@ -58,7 +58,20 @@ struct Limits {
     DAT_SEG_LENGTH max_rdma_size = 0x7fffffff;
     DAT_COUNT transport_mtu = 65536;
     bool delayed_ack_supported = false;
+    // DAT_PROVIDER_ATTR.completion_flags_supported: the DAT_COMPLETION_* flags the
+    // transport honours on posted work (beyond the default, which every one does).
+    DAT_COMPLETION_FLAGS completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
     const char *transport_name = "";
+};
+
+// What dat_ep_modify may change that a transport built an EP from: its PZ, its EVDs and
+// the queue sizes in its attributes.
+struct EpConfig {
+    Pz *pz = nullptr;
+    Evd *recv_evd = nullptr;
+    Evd *request_evd = nullptr;
+    Evd *connect_evd = nullptr;
+    DAT_EP_ATTR attr{};
 };
 
 class Transport {
@@ -109,6 +122,14 @@ class Transport {
                                          const DAT_RMR_TRIPLET * /*remote*/,
                                          DAT_COMPLETION_FLAGS /*flags*/) noexcept {
         return kNotImplemented;
+    }
+    // dat_ep_modify of the PZ, an EVD or a queue size (`next`; the EP still has the
+    // current ones), with ep->mu held, the EP UNCONNECTED or RESERVED. DAT_SUCCESS: the
+    // transport uses `next` from now on and util stores it; an error: nothing changes and
+    // util returns it. Default: DAT_MODEL_NOT_SUPPORTED (a device binds them into its
+    // queue pair at ep_create).
+    virtual DAT_RETURN ep_modify(Ep * /*ep*/, const EpConfig & /*next*/) noexcept {
+        return err(DAT_MODEL_NOT_SUPPORTED);
     }
     // Whether send/recv work is outstanding (dat_ep_get_status). Default: none.
     virtual void ep_idle(Ep * /*ep*/, bool *recv_idle, bool *request_idle) noexcept {
