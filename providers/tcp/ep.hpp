@@ -74,6 +74,8 @@ class TcpEp final : public Pollable {
     ~TcpEp() override;  // util frees the util::Ep after this (TcpTransport::ep_release)
 
     void init();  // allocates the rings from the EP attributes (may throw bad_alloc)
+    // dat_ep_modify before a connection: new ring sizes from `a`, posted receives kept.
+    DAT_RETURN reconfigure(const DAT_EP_ATTR &a) noexcept;
 
     void on_events(std::uint32_t events) noexcept override;
     void on_tick(std::chrono::steady_clock::time_point now) noexcept override;
@@ -112,6 +114,7 @@ class TcpEp final : public Pollable {
     bool ctrl_full() const noexcept { return ctrl_tail_ - ctrl_head_ == ctrl_.size(); }
     void reap() noexcept;
     void half_close() noexcept;
+    bool fence_holds() const noexcept;
 
     // Receive side (ep_rx.cpp).
     void rx_progress() noexcept;

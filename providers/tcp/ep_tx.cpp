@@ -33,6 +33,46 @@ void TcpEp::init() {
     ctrl_.resize(nrecv + nrd + 8);
 }
 
+DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
+    if (phase_ != Phase::Idle || fd_ || sq_head_ != sq_tail_ || ctrl_head_ != ctrl_tail_)
+        return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+    std::size_t nreq = a.max_request_dtos > 0 ? static_cast<std::size_t>(a.max_request_dtos) : 1;
+    std::size_t nrecv = a.max_recv_dtos > 0 ? static_cast<std::size_t>(a.max_recv_dtos) : 1;
+    std::size_t nrd = a.max_rdma_read_in > 0 ? static_cast<std::size_t>(a.max_rdma_read_in) : 1;
+    std::size_t posted = rq_tail_ - rq_head_;
+    if (posted > nrecv) {
+        DAPL_TRC(trace::kError, "tcp", "EP %p: %zu receives posted, more than max_recv_dtos %zu",
+                 static_cast<void *>(ep), posted, nrecv);
+        return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+    }
+    // Build the new rings aside, then swap: a failed allocation changes nothing.
+    try {
+        std::vector<RequestWr> sq(nreq);
+        std::vector<DAT_LMR_TRIPLET> sq_iov(nreq * kMaxIov);
+        std::vector<RecvWr> rq(nrecv);
+        std::vector<DAT_LMR_TRIPLET> rq_iov(nrecv * kMaxIov);
+        std::vector<CtrlFrame> ctrl(nrecv + nrd + 8);
+        for (std::size_t i = 0; i < posted; ++i) {
+            std::size_t from = (rq_head_ + i) % rq_.size();
+            rq[i] = rq_[from];
+            std::memcpy(&rq_iov[i * kMaxIov], &rq_iov_[from * kMaxIov],
+                        sizeof(DAT_LMR_TRIPLET) * kMaxIov);
+        }
+        sq_.swap(sq);
+        sq_iov_.swap(sq_iov);
+        rq_.swap(rq);
+        rq_iov_.swap(rq_iov);
+        ctrl_.swap(ctrl);
+    } catch (...) {
+        return util::kNoMemory;
+    }
+    rq_head_ = 0;
+    rq_tail_ = posted;
+    sq_head_ = sq_tail_ = sq_tx_ = 0;
+    ctrl_head_ = ctrl_tail_ = 0;
+    return DAT_SUCCESS;
+}
+
 DAT_RETURN TcpEp::post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
                             DAT_DTO_COOKIE cookie) noexcept {
     if (dead_) return util::invalid_handle(DAT_HANDLE_TYPE_EP);
@@ -173,7 +213,7 @@ bool TcpEp::next_frame() noexcept {
     } else {
         // Skip requests that failed local checks: they are already "transmitted".
         while (sq_tx_ != sq_tail_ && sq_[sq_tx_ % sq_.size()].transmitted) ++sq_tx_;
-        if (sq_tx_ != sq_tail_ && !close_after_ctrl_)
+        if (sq_tx_ != sq_tail_ && !close_after_ctrl_ && !fence_holds())
             tx_src_ = TxSrc::Request;
         else if (disc_wanted_ && !disc_sent_ && sq_tx_ == sq_tail_)
             tx_src_ = TxSrc::Disc;
@@ -301,9 +341,27 @@ void TcpEp::reap() noexcept {
         RequestWr &w = sq_[sq_head_ % sq_.size()];
         if (!w.transmitted || (w.need_reply && !w.replied)) break;
         ++sq_head_;
-        if (w.status == DAT_DTO_SUCCESS && (w.flags & DAT_COMPLETION_SUPPRESS_FLAG)) continue;
+        // Suppressed (or unsignalled, as the verbs provider takes it): no event when it
+        // succeeds; a failure is always reported.
+        if (w.status == DAT_DTO_SUCCESS &&
+            (w.flags & (DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG)))
+            continue;
         post_request_completion(w, w.status);
     }
+}
+
+// DAT_COMPLETION_BARRIER_FENCE_FLAG: the next request waits until every RDMA read posted
+// before it has its data placed. Without it the target could take a later write (or the
+// consumer, woken by a later send, could change the memory) before it sends the read's
+// data, which it reads from memory only when it transmits the response.
+bool TcpEp::fence_holds() const noexcept {
+    if (sq_tx_ == sq_tail_ || !(sq_[sq_tx_ % sq_.size()].flags & DAT_COMPLETION_BARRIER_FENCE_FLAG))
+        return false;
+    for (std::uint64_t i = sq_head_; i != sq_tx_; ++i) {
+        const RequestWr &w = sq_[i % sq_.size()];
+        if (w.dto == DAT_DTO_RDMA_READ && w.need_reply && !w.replied) return true;
+    }
+    return false;
 }
 
 void TcpEp::idle(bool *recv_idle, bool *req_idle) const noexcept {
@@ -321,7 +379,8 @@ void TcpEp::update_poll() noexcept {
         // Limits per peer: after a violation's NAK nothing more is sent; queued requests
         // must not keep EPOLLOUT armed on the half-closed socket (a busy loop).
         bool pending = tx_src_ != TxSrc::None || ctrl_head_ != ctrl_tail_ ||
-                       (sq_tx_ != sq_tail_ && !close_after_ctrl_) || (disc_wanted_ && !disc_sent_);
+                       (sq_tx_ != sq_tail_ && !close_after_ctrl_ && !fence_holds()) ||
+                       (disc_wanted_ && !disc_sent_);
         if (pending) want |= EPOLLOUT;
     }
     if (registered_ && want == armed_) return;

@@ -335,6 +335,10 @@ class Listener final : public Pollable {
 TcpTransport::TcpTransport(util::Ia *ia, const IaParams &params) : ia_(ia), params_(params) {
     limits_.transport_name = "tcp";
     limits_.delayed_ack_supported = true;
+    // ep_tx.cpp: a suppressed request that succeeds posts no event; a fenced one waits for
+    // the RDMA reads before it.
+    limits_.completion_flags = static_cast<DAT_COMPLETION_FLAGS>(DAT_COMPLETION_SUPPRESS_FLAG |
+                                                                 DAT_COMPLETION_BARRIER_FENCE_FLAG);
     limits_.max_iov = kMaxIov;
     limits_.transport_mtu = 65536;
     // The IB extensions, as far as this IA offers them on the wire (DAT_TCP_WIRE_VERSION=1
@@ -362,6 +366,11 @@ DAT_RETURN TcpTransport::ep_create(util::Ep *ep) noexcept {
     }
     ep->impl = t;
     return DAT_SUCCESS;
+}
+
+// Every EVD and the PZ are looked up at each use, so only the rings need a new size.
+DAT_RETURN TcpTransport::ep_modify(util::Ep *ep, const util::EpConfig &next) noexcept {
+    return tcp_ep(ep)->reconfigure(next.attr);
 }
 
 void TcpTransport::ep_destroy(util::Ep *ep) noexcept {

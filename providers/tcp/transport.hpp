@@ -47,6 +47,7 @@ class TcpTransport final : public util::Transport {
 
     DAT_RETURN ep_create(util::Ep *ep) noexcept override;
     void ep_destroy(util::Ep *ep) noexcept override;
+    DAT_RETURN ep_modify(util::Ep *ep, const util::EpConfig &next) noexcept override;
     // The progress thread may still hold the EP: freed with the TcpEp it parked.
     void ep_release(util::Deferred free_ep) noexcept override { engine_.defer(free_ep); }
     DAT_RETURN ep_connect(util::Ep *ep, const sockaddr *remote, DAT_CONN_QUAL qual,

@@ -161,7 +161,9 @@ void fill_provider_attr(Ia *ia, DAT_PROVIDER_ATTR *out) noexcept {
     a.lmr_mem_types_supported = static_cast<DAT_MEM_TYPE>(DAT_MEM_TYPE_VIRTUAL | DAT_MEM_TYPE_LMR);
     a.iov_ownership_on_return = DAT_IOV_CONSUMER;
     a.dat_qos_supported = DAT_QOS_BEST_EFFORT;
-    a.completion_flags_supported = DAT_COMPLETION_DEFAULT_FLAG;
+    // What the transport honours (Limits::completion_flags); a device transport may
+    // overwrite it from ia_attributes.
+    a.completion_flags_supported = ia->transport->limits().completion_flags;
     a.max_private_data_size = static_cast<DAT_COUNT>(kMaxPrivateData);
     a.supports_multipath = DAT_FALSE;
     a.ep_creator = DAT_PSP_CREATES_EP_NEVER;

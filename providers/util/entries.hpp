@@ -57,6 +57,8 @@ DAT_RETURN rmr_bind(DAT_RMR_HANDLE, DAT_LMR_HANDLE, const DAT_LMR_TRIPLET *, DAT
                     DAT_VA_TYPE, DAT_EP_HANDLE, DAT_RMR_COOKIE, DAT_COMPLETION_FLAGS,
                     DAT_RMR_CONTEXT *) noexcept;
 DAT_RETURN rmr_free(DAT_RMR_HANDLE) noexcept;
+DAT_RETURN lmr_sync_rdma_read(DAT_IA_HANDLE, const DAT_LMR_TRIPLET *, DAT_VLEN) noexcept;
+DAT_RETURN lmr_sync_rdma_write(DAT_IA_HANDLE, const DAT_LMR_TRIPLET *, DAT_VLEN) noexcept;
 
 // EP, PSP, RSP, CR (entries_ep.cpp)
 DAT_RETURN ep_create(DAT_IA_HANDLE, DAT_PZ_HANDLE, DAT_EVD_HANDLE, DAT_EVD_HANDLE, DAT_EVD_HANDLE,

@@ -8,6 +8,7 @@
 #include "trace/trace.hpp"
 #include "util/attrs.hpp"
 #include "util/entries.hpp"
+#include "util/netdev.hpp"
 #include "util/ep_checks.hpp"
 #include "util/objects.hpp"
 #include "util/srq.hpp"
@@ -72,6 +73,33 @@ void release_uses(Ep *ep) noexcept {
     ep->ia->release(ep);
 }
 
+// DAT_PROVIDER_ATTR.dat_qos_supported (attrs.cpp): best effort only. A QoS we cannot give
+// is refused (DAT_MODEL_NOT_SUPPORTED), never silently downgraded; a value that is no
+// DAT_QOS at all is a bad argument.
+DAT_RETURN check_qos(DAT_QOS qos, int argno, const char *call) noexcept {
+    constexpr unsigned kAllQos =
+        DAT_QOS_HIGH_THROUGHPUT | DAT_QOS_LOW_LATENCY | DAT_QOS_ECONOMY | DAT_QOS_PREMIUM;
+    if (qos == DAT_QOS_BEST_EFFORT) return DAT_SUCCESS;
+    if ((static_cast<unsigned>(qos) & ~kAllQos) != 0) {
+        DAPL_TRC(trace::kError, "ep", "%s: 0x%x is not a DAT_QOS", call,
+                 static_cast<unsigned>(qos));
+        return bad_arg(argno);
+    }
+    DAPL_TRC(trace::kError, "ep", "%s: QoS 0x%x not supported (best effort only)", call,
+             static_cast<unsigned>(qos));
+    return err(DAT_MODEL_NOT_SUPPORTED);
+}
+
+// The queue and size limits of an EP attribute against the transport's (ep_create and
+// ep_modify share them).
+bool attr_within_limits(const DAT_EP_ATTR &a, const Limits &lim) noexcept {
+    return a.service_type == DAT_SERVICE_TYPE_RC && a.max_recv_dtos >= 0 &&
+           a.max_request_dtos >= 0 && a.max_recv_dtos <= lim.max_dto_per_ep &&
+           a.max_request_dtos <= lim.max_dto_per_ep && a.max_recv_iov <= lim.max_iov &&
+           a.max_request_iov <= lim.max_iov && a.max_rdma_read_out <= lim.max_rdma_read_per_ep &&
+           a.max_rdma_read_in <= lim.max_rdma_read_per_ep;
+}
+
 DAT_RETURN post_common(DAT_EP_HANDLE h, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
                        Ep **out) noexcept {
     Ep *ep = as<Ep>(h);
@@ -114,11 +142,11 @@ DAT_RETURN create_ep(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
     default_ep_attr(lim, &ep->attr);
     if (attr != nullptr) {
         DAT_EP_ATTR a = *attr;
-        if (a.service_type != DAT_SERVICE_TYPE_RC || a.max_recv_dtos < 0 ||
-            a.max_request_dtos < 0 || a.max_recv_dtos > lim.max_dto_per_ep ||
-            a.max_request_dtos > lim.max_dto_per_ep || a.max_recv_iov > lim.max_iov ||
-            a.max_request_iov > lim.max_iov || a.max_rdma_read_out > lim.max_rdma_read_per_ep ||
-            a.max_rdma_read_in > lim.max_rdma_read_per_ep) {
+        if (DAT_RETURN rc = check_qos(a.qos, 6, "dat_ep_create"); rc != DAT_SUCCESS) {
+            delete ep;
+            return rc;
+        }
+        if (!attr_within_limits(a, lim)) {
             delete ep;
             return bad_arg(attr_arg);
         }
@@ -184,28 +212,185 @@ DAT_RETURN ep_query(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *p) no
     return DAT_SUCCESS;
 }
 
+namespace {
+// DAT_EP_PARAM fields no consumer sets: the EP's identity, state and connection, and its
+// SRQ binding (fixed at creation).
+constexpr DAT_EP_PARAM_MASK kFixedFields =
+    DAT_EP_FIELD_IA_HANDLE | DAT_EP_FIELD_EP_STATE | DAT_EP_FIELD_COMM |
+    DAT_EP_FIELD_LOCAL_IA_ADDRESS_PTR | DAT_EP_FIELD_LOCAL_PORT_QUAL |
+    DAT_EP_FIELD_REMOTE_IA_ADDRESS_PTR | DAT_EP_FIELD_REMOTE_PORT_QUAL | DAT_EP_FIELD_SRQ_HANDLE |
+    DAT_EP_FIELD_EP_ATTR_SRQ_SOFT_HW;
+// Named attributes: provider-specific ones (delayed_ack) change in any state; we have no
+// transport-specific ones, and unknown names are ignored as the specification allows.
+constexpr DAT_EP_PARAM_MASK kNamedFields =
+    DAT_EP_FIELD_EP_ATTR_NUM_TRANSPORT_ATTR | DAT_EP_FIELD_EP_ATTR_TRANSPORT_SPECIFIC_ATTR |
+    DAT_EP_FIELD_EP_ATTR_NUM_PROVIDER_ATTR | DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR;
+constexpr unsigned kKnownCompletionFlags =
+    DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_SOLICITED_WAIT_FLAG |
+    DAT_COMPLETION_UNSIGNALLED_FLAG | DAT_COMPLETION_BARRIER_FENCE_FLAG |
+    DAT_COMPLETION_EVD_THRESHOLD_FLAG | DAT_COMPLETION_LMR_INVALIDATE_FENCE_FLAG;
+
+// The EP attribute with the fields `mask` names taken from `in`; false if a value is out
+// of range for the transport.
+bool modified_attr(const DAT_EP_ATTR &cur, DAT_EP_PARAM_MASK mask, const DAT_EP_ATTR &in,
+                   const Limits &lim, DAT_EP_ATTR *out) noexcept {
+    DAT_EP_ATTR a = cur;
+    auto take = [&](DAT_EP_PARAM_MASK bit, auto field) {
+        if (mask & bit) a.*field = in.*field;
+    };
+    take(DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE, &DAT_EP_ATTR::service_type);
+    take(DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE, &DAT_EP_ATTR::max_message_size);
+    take(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE, &DAT_EP_ATTR::max_rdma_size);
+    take(DAT_EP_FIELD_EP_ATTR_QOS, &DAT_EP_ATTR::qos);
+    take(DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS, &DAT_EP_ATTR::recv_completion_flags);
+    take(DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS, &DAT_EP_ATTR::request_completion_flags);
+    take(DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, &DAT_EP_ATTR::max_recv_dtos);
+    take(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS, &DAT_EP_ATTR::max_request_dtos);
+    take(DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV, &DAT_EP_ATTR::max_recv_iov);
+    take(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV, &DAT_EP_ATTR::max_request_iov);
+    take(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN, &DAT_EP_ATTR::max_rdma_read_in);
+    take(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT, &DAT_EP_ATTR::max_rdma_read_out);
+    take(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IOV, &DAT_EP_ATTR::max_rdma_read_iov);
+    take(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_WRITE_IOV, &DAT_EP_ATTR::max_rdma_write_iov);
+    // Only what the mask names is judged: the current values stand as dat_ep_create took
+    // them (its defaults may exceed a transport's limits, e.g. RDMA reads on a provider
+    // without RDMA).
+    auto over = [&](DAT_EP_PARAM_MASK bit, DAT_COUNT v, DAT_COUNT max) {
+        return (mask & bit) && (v < 0 || v > max);
+    };
+    if (((mask & DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE) && a.service_type != DAT_SERVICE_TYPE_RC) ||
+        over(DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, a.max_recv_dtos, lim.max_dto_per_ep) ||
+        over(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS, a.max_request_dtos, lim.max_dto_per_ep) ||
+        over(DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV, a.max_recv_iov, lim.max_iov) ||
+        over(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_IOV, a.max_request_iov, lim.max_iov) ||
+        over(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IN, a.max_rdma_read_in, lim.max_rdma_read_per_ep) ||
+        over(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT, a.max_rdma_read_out,
+             lim.max_rdma_read_per_ep) ||
+        over(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_IOV, a.max_rdma_read_iov, lim.max_iov) ||
+        over(DAT_EP_FIELD_EP_ATTR_MAX_RDMA_WRITE_IOV, a.max_rdma_write_iov, lim.max_iov))
+        return false;
+    // As at dat_ep_create: at least one segment; sizes capped at the transport's.
+    if (a.max_recv_iov <= 0) a.max_recv_iov = 1;
+    if (a.max_request_iov <= 0) a.max_request_iov = 1;
+    if (a.max_message_size == 0 || a.max_message_size > lim.max_message_size)
+        a.max_message_size = lim.max_message_size;
+    if (a.max_rdma_size == 0 || a.max_rdma_size > lim.max_rdma_size)
+        a.max_rdma_size = lim.max_rdma_size;
+    *out = a;
+    return true;
+}
+
+// Whether the transport built the EP from something `next` changes.
+bool transport_changes(const Ep *ep, const EpConfig &next) noexcept {
+    const DAT_EP_ATTR &a = ep->attr, &b = next.attr;
+    return next.pz != ep->pz || next.recv_evd != ep->recv_evd ||
+           next.request_evd != ep->request_evd || next.connect_evd != ep->connect_evd ||
+           a.max_recv_dtos != b.max_recv_dtos || a.max_request_dtos != b.max_request_dtos ||
+           a.max_recv_iov != b.max_recv_iov || a.max_request_iov != b.max_request_iov ||
+           a.max_rdma_read_in != b.max_rdma_read_in || a.max_rdma_read_out != b.max_rdma_read_out ||
+           a.max_rdma_read_iov != b.max_rdma_read_iov ||
+           a.max_rdma_write_iov != b.max_rdma_write_iov;
+}
+
+// One use moves from `from` to `to` (EVD or PZ; either may be nullptr).
+template <class T>
+void move_use(T *from, T *to) noexcept {
+    if (from == to) return;
+    if (to != nullptr) to->users.fetch_add(1);
+    if (from != nullptr) from->users.fetch_sub(1);
+}
+}  // namespace
+
+// The specification's rules: the EP's identity, state, addresses and SRQ never change
+// (DAT_INVALID_PARAMETER, argument 2); everything else changes only before a connection
+// exists (UNCONNECTED, RESERVED, or a connection request pending on it: otherwise
+// DAT_INVALID_STATE), within the IA's limits (DAT_INVALID_PARAMETER, argument 3). The
+// provider-specific attributes (delayed_ack) change in any state.
 DAT_RETURN ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *p) noexcept {
     Ep *ep = as<Ep>(h);
     if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
-    if (p == nullptr) return bad_arg(3);
-    // Only the provider-specific attribute can change on a live EP; the rest would need
-    // the transport to re-size its queues, which we do not support.
-    if ((mask & ~DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR) != 0) return bad_arg(2);
-    if (mask & DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR) {
-        std::lock_guard lk(ep->mu);
-        return apply_provider_specific(ep, p->ep_attr, 3);
+    if ((mask & ~DAT_EP_FIELD_ALL) != 0 || (mask & kFixedFields) != 0) {
+        DAPL_TRC(trace::kError, "ep", "dat_ep_modify: mask 0x%llx names a field that cannot change",
+                 static_cast<unsigned long long>(mask));
+        return bad_arg(2);
     }
+    if (p == nullptr) return bad_arg(3);
+    Ia *ia = ep->ia;
+    EpConfig next;
+    next.pz = ep->pz;
+    next.recv_evd = ep->recv_evd;
+    next.request_evd = ep->request_evd;
+    next.connect_evd = ep->connect_evd;
+    if (mask & DAT_EP_FIELD_PZ_HANDLE) {
+        next.pz = nullptr;
+        if (p->pz_handle != DAT_HANDLE_NULL && (next.pz = as<Pz>(p->pz_handle, ia)) == nullptr)
+            return invalid_handle(DAT_HANDLE_TYPE_PZ);
+    }
+    if ((mask & DAT_EP_FIELD_RECV_EVD_HANDLE) &&
+        !optional_evd(p->recv_evd_handle, ia, &next.recv_evd))
+        return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV);
+    if ((mask & DAT_EP_FIELD_REQUEST_EVD_HANDLE) &&
+        !optional_evd(p->request_evd_handle, ia, &next.request_evd))
+        return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_REQUEST);
+    if ((mask & DAT_EP_FIELD_CONNECT_EVD_HANDLE) &&
+        !optional_evd(p->connect_evd_handle, ia, &next.connect_evd))
+        return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CONN);
+    if ((mask & DAT_EP_FIELD_EP_ATTR_QOS) != 0) {
+        if (DAT_RETURN rc = check_qos(p->ep_attr.qos, 3, "dat_ep_modify"); rc != DAT_SUCCESS)
+            return rc;
+    }
+
+    std::lock_guard lk(ep->mu);
+    if ((mask & ~kNamedFields) != 0) {
+        if (!modified_attr(ep->attr, mask, p->ep_attr, ia->transport->limits(), &next.attr)) {
+            DAPL_TRC(trace::kError, "ep", "dat_ep_modify: EP attribute out of the IA's limits");
+            return bad_arg(3);
+        }
+        switch (ep->state) {
+            case DAT_EP_STATE_UNCONNECTED:
+            case DAT_EP_STATE_RESERVED:
+            case DAT_EP_STATE_PASSIVE_CONNECTION_PENDING:
+            case DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING:
+                break;
+            default:
+                DAPL_TRC(trace::kError, "ep", "dat_ep_modify: EP %p in state %d cannot change",
+                         static_cast<void *>(ep), static_cast<int>(ep->state));
+                return err(DAT_INVALID_STATE, ep->state == DAT_EP_STATE_CONNECTED
+                                                  ? DAT_INVALID_STATE_EP_CONNECTED
+                                                  : DAT_INVALID_STATE_EP_NOTREADY);
+        }
+        if (transport_changes(ep, next)) {
+            if (DAT_RETURN rc = ia->transport->ep_modify(ep, next); rc != DAT_SUCCESS) return rc;
+        }
+        move_use(ep->pz, next.pz);
+        move_use(ep->recv_evd, next.recv_evd);
+        move_use(ep->request_evd, next.request_evd);
+        move_use(ep->connect_evd, next.connect_evd);
+        ep->pz = next.pz;
+        ep->recv_evd = next.recv_evd;
+        ep->request_evd = next.request_evd;
+        ep->connect_evd = next.connect_evd;
+        // The named attributes stay the EP's own (apply_provider_specific below).
+        next.attr.ep_transport_specific_count = 0;
+        next.attr.ep_transport_specific = nullptr;
+        next.attr.ep_provider_specific_count = ep->attr.ep_provider_specific_count;
+        next.attr.ep_provider_specific = ep->attr.ep_provider_specific;
+        ep->attr = next.attr;
+    }
+    if (mask & DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR)
+        return apply_provider_specific(ep, p->ep_attr, 3);
     return DAT_SUCCESS;
 }
 
 DAT_RETURN ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qual,
-                      DAT_TIMEOUT timeout, DAT_COUNT pdata_len, const DAT_PVOID pdata, DAT_QOS,
+                      DAT_TIMEOUT timeout, DAT_COUNT pdata_len, const DAT_PVOID pdata, DAT_QOS qos,
                       DAT_CONNECT_FLAGS) noexcept {
     Ep *ep = as<Ep>(h);
     if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
     if (addr == nullptr) return bad_arg(2);
     if (pdata_len < 0 || static_cast<std::size_t>(pdata_len) > kMaxPrivateData) return bad_arg(5);
     if (pdata_len > 0 && pdata == nullptr) return bad_arg(6);
+    if (DAT_RETURN rc = check_qos(qos, 7, "dat_ep_connect"); rc != DAT_SUCCESS) return rc;
     if (ep->connect_evd == nullptr || ep->request_evd == nullptr || ep->recv_evd == nullptr ||
         ep->pz == nullptr)
         return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFIGURED);
@@ -217,6 +402,14 @@ DAT_RETURN ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qu
                                               : DAT_INVALID_STATE_EP_NOTREADY);
         ep->state = DAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
         ep->remote_qual = qual;
+        ep->remote_qual_listens = true;
+        // What dat_ep_query and dat_ep_dup_connect report until the transport knows
+        // better (tcp records the address it reached).
+        std::size_t len = sockaddr_len(addr);
+        if (len > 0 && len <= sizeof ep->remote_addr) {
+            ep->remote_addr = sockaddr_storage{};
+            std::memcpy(&ep->remote_addr, addr, len);
+        }
     }
     DAT_RETURN rc = ep->ia->transport->ep_connect(ep, addr, qual, timeout, pdata_len, pdata);
     if (rc != DAT_SUCCESS) {
@@ -226,6 +419,11 @@ DAT_RETURN ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qu
     return rc;
 }
 
+// Connects `h` to where the connected `dup_h` connected: its remote address and the
+// qualifier it connected to. An EP that was accepted knows the remote address but not a
+// qualifier the peer listens on (its remote_qual is the peer's source port), so there is
+// no "same remote end" to connect to: DAT_INVALID_PARAMETER on the duplicate, never a
+// connection to a guessed one.
 DAT_RETURN ep_dup_connect(DAT_EP_HANDLE h, DAT_EP_HANDLE dup_h, DAT_TIMEOUT timeout,
                           DAT_COUNT pdata_len, const DAT_PVOID pdata, DAT_QOS qos) noexcept {
     const Ep *ep = as<Ep>(h);
@@ -238,6 +436,13 @@ DAT_RETURN ep_dup_connect(DAT_EP_HANDLE h, DAT_EP_HANDLE dup_h, DAT_TIMEOUT time
         std::lock_guard lk(dup->mu);
         if (dup->state != DAT_EP_STATE_CONNECTED)
             return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONNECTED);
+        if (!dup->remote_qual_listens) {
+            DAPL_TRC(trace::kError, "ep",
+                     "dat_ep_dup_connect: EP %p was accepted; the peer's listening qualifier is "
+                     "unknown",
+                     static_cast<void *>(dup));
+            return bad_arg(2);
+        }
         remote = dup->remote_addr;
         qual = dup->remote_qual;
     }
@@ -527,6 +732,7 @@ DAT_RETURN cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_h, DAT_COUNT pdata_len,
         ep->state = DAT_EP_STATE_COMPLETION_PENDING;
         ep->remote_addr = cr->remote_addr;
         ep->remote_qual = cr->remote_port;
+        ep->remote_qual_listens = false;
         ep->local_qual = cr->qual;
     }
     // Accepted on another EP: the provider's stays the consumer's, free to use or free.

@@ -171,4 +171,31 @@ DAT_RETURN rmr_free(DAT_RMR_HANDLE h) noexcept {
     return DAT_SUCCESS;
 }
 
+namespace {
+// dat_lmr_sync_rdma_read / _write: make RDMA-placed data visible to the CPU (read) or the
+// CPU's stores visible to RDMA (write) where memory is not cache-coherent with the
+// transport. Ours are (a socket copies through the CPU; the verbs devices we run on
+// snoop), so both succeed once their arguments check out, and DAT_PROVIDER_ATTR.
+// lmr_sync_req stays false: a consumer need not call them. As the reference provider, we do
+// not look the segments up in the LMR table; a consumer's wrong triplet costs nothing here.
+DAT_RETURN lmr_sync(DAT_IA_HANDLE h, const DAT_LMR_TRIPLET *segs, DAT_VLEN n,
+                    const char *call) noexcept {
+    if (as<Ia>(h) == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
+    if (n > 0 && segs == nullptr) {
+        DAPL_TRC(trace::kError, "mem", "%s: %llu segments at NULL", call,
+                 static_cast<unsigned long long>(n));
+        return bad_arg(2);
+    }
+    return DAT_SUCCESS;
+}
+}  // namespace
+
+DAT_RETURN lmr_sync_rdma_read(DAT_IA_HANDLE h, const DAT_LMR_TRIPLET *segs, DAT_VLEN n) noexcept {
+    return lmr_sync(h, segs, n, "dat_lmr_sync_rdma_read");
+}
+
+DAT_RETURN lmr_sync_rdma_write(DAT_IA_HANDLE h, const DAT_LMR_TRIPLET *segs, DAT_VLEN n) noexcept {
+    return lmr_sync(h, segs, n, "dat_lmr_sync_rdma_write");
+}
+
 }  // namespace opendat::util::entry

@@ -102,6 +102,9 @@ struct Ep : Header {
     DAT_EP_STATE state = DAT_EP_STATE_UNCONNECTED;
     sockaddr_storage remote_addr{};
     DAT_CONN_QUAL remote_qual = 0;
+    // remote_qual is what the peer listens on (we connected to it); false for an accepted
+    // EP, whose remote_qual is only the peer's source port (dat_ep_dup_connect).
+    bool remote_qual_listens = false;
     DAT_CONN_QUAL local_qual = 0;
     unsigned char conn_pdata[kMaxPrivateData]{};  // private data of the last connection event
     Header *rsp = nullptr;                        // the RSP reserving this EP, if any

@@ -158,6 +158,8 @@ void fill_table(ProviderInstance *inst) noexcept {
     t.lmr_create_func = lmr_create;
     t.lmr_query_func = lmr_query;
     t.lmr_free_func = lmr_free;
+    t.lmr_sync_rdma_read_func = lmr_sync_rdma_read;
+    t.lmr_sync_rdma_write_func = lmr_sync_rdma_write;
     t.rmr_create_func = rmr_create;
     t.rmr_query_func = rmr_query;
     t.rmr_bind_func = rmr_bind;

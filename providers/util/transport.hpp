@@ -64,6 +64,9 @@ struct Limits {
     DAT_COUNT max_srqs = 0;
     DAT_COUNT max_ep_per_srq = 0;
     DAT_COUNT max_recv_per_srq = 0;
+    // DAT_PROVIDER_ATTR.completion_flags_supported: the DAT_COMPLETION_* flags the
+    // transport honours on posted work (beyond the default, which every one does).
+    DAT_COMPLETION_FLAGS completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
     const char *transport_name = "";
     // IB extensions (<dat2/dat_ib_extensions.h>) the transport implements. Either one
     // makes dat_ia_query report DAT_EXTENSION_IB / DAT_IB_EXTENSION_VERSION and list the
@@ -74,6 +77,16 @@ struct Limits {
 
 // The remote atomic operations of the IB extensions (on an 8-byte aligned target).
 enum class AtomicOp { FetchAdd, CmpSwap };
+
+// What dat_ep_modify may change that a transport built an EP from: its PZ, its EVDs and
+// the queue sizes in its attributes.
+struct EpConfig {
+    Pz *pz = nullptr;
+    Evd *recv_evd = nullptr;
+    Evd *request_evd = nullptr;
+    Evd *connect_evd = nullptr;
+    DAT_EP_ATTR attr{};
+};
 
 class Transport {
   public:
@@ -147,6 +160,14 @@ class Transport {
                                       const DAT_RMR_TRIPLET * /*remote*/,
                                       DAT_COMPLETION_FLAGS /*flags*/) noexcept {
         return kNotImplemented;
+    }
+    // dat_ep_modify of the PZ, an EVD or a queue size (`next`; the EP still has the
+    // current ones), with ep->mu held, the EP UNCONNECTED or RESERVED. DAT_SUCCESS: the
+    // transport uses `next` from now on and util stores it; an error: nothing changes and
+    // util returns it. Default: DAT_MODEL_NOT_SUPPORTED (a device binds them into its
+    // queue pair at ep_create).
+    virtual DAT_RETURN ep_modify(Ep * /*ep*/, const EpConfig & /*next*/) noexcept {
+        return err(DAT_MODEL_NOT_SUPPORTED);
     }
     // Whether send/recv work is outstanding (dat_ep_get_status). Default: none.
     virtual void ep_idle(Ep * /*ep*/, bool *recv_idle, bool *request_idle) noexcept {

@@ -286,3 +286,119 @@ TEST(UtilDeferredFree, FreesInTheOrderObjectsWereParked) {
     }  // the destructor drains what is left
     EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
 }
+
+namespace {
+// Takes every dat_ep_modify of what it built an EP from, and counts them.
+class ReshapingTransport final : public BareTransport {
+  public:
+    ReshapingTransport() : BareTransport("") {}
+    DAT_RETURN ep_modify(Ep *, const EpConfig &next) noexcept override {
+        ++calls;
+        last = next;
+        return DAT_SUCCESS;
+    }
+    int calls = 0;
+    EpConfig last;
+};
+ReshapingTransport *g_reshaping = nullptr;
+
+DAT_RETURN make_reshaping(ProviderInstance *, Ia *, std::unique_ptr<Transport> *out) {
+    auto t = std::make_unique<ReshapingTransport>();
+    g_reshaping = t.get();
+    *out = std::move(t);
+    return DAT_SUCCESS;
+}
+
+struct EpObjects {
+    const DAT_PROVIDER *t;
+    DAT_IA_HANDLE ia;
+    DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
+    DAT_EVD_HANDLE a = DAT_HANDLE_NULL, b = DAT_HANDLE_NULL, conn = DAT_HANDLE_NULL;
+    DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
+    EpObjects(const DAT_PROVIDER *table, DAT_IA_HANDLE h) : t(table), ia(h) {
+        EXPECT_EQ(t->pz_create_func(ia, &pz), DAT_SUCCESS);
+        EXPECT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &a), DAT_SUCCESS);
+        EXPECT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &b), DAT_SUCCESS);
+        EXPECT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn),
+                  DAT_SUCCESS);
+        EXPECT_EQ(t->ep_create_func(ia, pz, a, a, conn, nullptr, &ep), DAT_SUCCESS);
+    }
+    DAT_EP_PARAM param() const {
+        DAT_EP_PARAM p{};
+        EXPECT_EQ(t->ep_query_func(ep, DAT_EP_FIELD_ALL, &p), DAT_SUCCESS);
+        return p;
+    }
+};
+}  // namespace
+
+// dat_ep_modify of an EVD goes to the transport; the default refuses it and nothing
+// changes; a transport that takes it gets the new EVDs, and the use counts move.
+TEST(UtilEpModify, EvdChangesGoThroughTheTransport) {
+    Instance bare("util-modify-bare", "65536 16", &make_bare);
+    Instance shaping("util-modify-shaping", "", &make_reshaping);
+    for (const Instance *inst : {&bare, &shaping}) {
+        const DAT_PROVIDER *t = inst->table;
+        DAT_IA_HANDLE ia = inst->open();
+        EpObjects o(t, ia);
+        DAT_EP_PARAM p = o.param();
+        p.recv_evd_handle = o.b;
+        p.request_evd_handle = o.b;
+        DAT_RETURN rc = t->ep_modify_func(
+            o.ep, DAT_EP_FIELD_RECV_EVD_HANDLE | DAT_EP_FIELD_REQUEST_EVD_HANDLE, &p);
+        DAT_EP_PARAM q = o.param();
+        if (inst == &bare) {
+            EXPECT_EQ(rc, DAT_CLASS_ERROR | DAT_MODEL_NOT_SUPPORTED);
+            EXPECT_EQ(q.recv_evd_handle, o.a);
+            // `b` is free of users, `a` is not.
+            EXPECT_EQ(DAT_GET_TYPE(t->evd_free_func(o.a)), DAT_INVALID_STATE);
+            EXPECT_EQ(t->evd_free_func(o.b), DAT_SUCCESS);
+            o.b = DAT_HANDLE_NULL;
+        } else {
+            ASSERT_EQ(rc, DAT_SUCCESS);
+            EXPECT_EQ(g_reshaping->calls, 1);
+            EXPECT_EQ(static_cast<DAT_EVD_HANDLE>(g_reshaping->last.recv_evd), o.b);
+            EXPECT_EQ(q.recv_evd_handle, o.b);
+            EXPECT_EQ(q.request_evd_handle, o.b);
+            EXPECT_EQ(DAT_GET_TYPE(t->evd_free_func(o.b)), DAT_INVALID_STATE);
+            EXPECT_EQ(t->evd_free_func(o.a), DAT_SUCCESS);
+            o.a = DAT_HANDLE_NULL;
+            // Only the DAT layer uses the message size: the transport is not asked.
+            p.ep_attr.max_message_size = 512;
+            ASSERT_EQ(t->ep_modify_func(o.ep, DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE, &p),
+                      DAT_SUCCESS);
+            EXPECT_EQ(g_reshaping->calls, 1);
+            EXPECT_EQ(o.param().ep_attr.max_message_size, 512u);
+            // A queue size is the transport's.
+            p.ep_attr.max_recv_dtos = 3;
+            ASSERT_EQ(t->ep_modify_func(o.ep, DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, &p), DAT_SUCCESS);
+            EXPECT_EQ(g_reshaping->calls, 2);
+            EXPECT_EQ(g_reshaping->last.attr.max_recv_dtos, 3);
+        }
+        EXPECT_EQ(t->ep_free_func(o.ep), DAT_SUCCESS);
+        for (DAT_EVD_HANDLE e : {o.a, o.b, o.conn}) {
+            if (e != DAT_HANDLE_NULL) {
+                EXPECT_EQ(t->evd_free_func(e), DAT_SUCCESS);
+            }
+        }
+        EXPECT_EQ(t->pz_free_func(o.pz), DAT_SUCCESS);
+        EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+    }
+}
+
+// The sync calls succeed on util's coherent memory; completion_flags_supported is what the
+// transport's Limits say (the default: none beyond DAT_COMPLETION_DEFAULT_FLAG).
+TEST(UtilMem, LmrSyncAndCompletionFlags) {
+    Instance bare("util-sync", "65536 16", &make_bare);
+    const DAT_PROVIDER *t = bare.table;
+    DAT_IA_HANDLE ia = bare.open();
+    DAT_LMR_TRIPLET seg{};
+    EXPECT_EQ(t->lmr_sync_rdma_read_func(ia, &seg, 1), DAT_SUCCESS);
+    EXPECT_EQ(t->lmr_sync_rdma_write_func(ia, &seg, 1), DAT_SUCCESS);
+    EXPECT_EQ(t->lmr_sync_rdma_write_func(ia, nullptr, 2),
+              DAT_CLASS_ERROR | DAT_INVALID_PARAMETER | DAT_INVALID_ARG2);
+    DAT_PROVIDER_ATTR pa{};
+    ASSERT_EQ(t->ia_query_func(ia, nullptr, 0, nullptr, DAT_PROVIDER_FIELD_ALL, &pa), DAT_SUCCESS);
+    EXPECT_EQ(pa.completion_flags_supported, DAT_COMPLETION_DEFAULT_FLAG);
+    EXPECT_EQ(pa.lmr_sync_req, DAT_FALSE);
+    EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+}
