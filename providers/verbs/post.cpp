@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "util/objects.hpp"
+#include "verbs/cq_evd.hpp"
 #include "verbs/transport.hpp"
 
 namespace opendat::verbs {
@@ -52,17 +53,25 @@ DAT_RETURN post_request(util::Ep *ep, ibv_wr_opcode opcode, DAT_DTOS op, DAT_COU
     slot->cookie = cookie;
     slot->length = static_cast<std::uint32_t>(total);
     slot->op = op;
-    slot->suppress =
-        (flags & (DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG)) != 0;
+    // A suppressed request is posted unsignalled: the device produces no completion for
+    // it unless it fails (DAT: suppressed completions are only the successful ones). The
+    // next signalled request's completion retires it (sq_sig_all is 0, ep_create).
+    const bool signalled =
+        (flags & (DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG)) == 0;
+    slot->suppress = !signalled;
     slot->rmr = nullptr;
     ibv_send_wr wr{};
     wr.wr_id = reinterpret_cast<std::uintptr_t>(slot);
     wr.sg_list = sge;
     wr.num_sge = nsge;
     wr.opcode = opcode;
-    // Always signalled: the slot ring relies on one completion per request, and DAT's
-    // "suppress" only hides successful ones (dropped when polled).
-    wr.send_flags = IBV_SEND_SIGNALED;
+    if (signalled) {
+        wr.send_flags = IBV_SEND_SIGNALED;
+        slot->retires = 1 + impl->sq.unsignalled.exchange(0, std::memory_order_relaxed);
+    } else {
+        impl->sq.unsignalled.fetch_add(1, std::memory_order_relaxed);
+        slot->retires = 1;  // only if it fails: then it reports itself
+    }
     if (flags & DAT_COMPLETION_BARRIER_FENCE_FLAG) wr.send_flags |= IBV_SEND_FENCE;
     if (flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG) wr.send_flags |= IBV_SEND_SOLICITED;
     if (opcode != IBV_WR_RDMA_READ && total <= impl->max_inline &&
@@ -102,18 +111,24 @@ DAT_RETURN VerbsTransport::ep_post_rdma_read(util::Ep *ep, DAT_COUNT n, const DA
 }
 
 DAT_RETURN VerbsTransport::ep_post_recv(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                        DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS) noexcept {
+                                        DAT_DTO_COOKIE cookie,
+                                        DAT_COMPLETION_FLAGS flags) noexcept {
     auto *impl = static_cast<EpImpl *>(ep->impl);
     if (!impl->qp) return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFIGURED);
     ibv_sge sge[kMaxSge];
     int nsge = 0;
     std::uint64_t total = 0;
     if (!build_sges(n, iov, sge, &nsge, &total)) return util::err(DAT_LENGTH_ERROR);
+    // A receive posted for solicited notification: the receive EVD's waiters then arm
+    // the CQ for solicited completions only (as the EP attribute does, ep_create).
+    if ((flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG) && ep->recv_evd != nullptr)
+        if (CqEvd *cq = as_cq_evd(ep->recv_evd); cq != nullptr) cq->set_solicited_only();
     WrSlot *slot = impl->rq.next();
     slot->cookie = cookie;
     slot->length = static_cast<std::uint32_t>(total);
     slot->op = DAT_DTO_RECEIVE;
     slot->suppress = false;
+    slot->retires = 1;
     ibv_recv_wr wr{};
     wr.wr_id = reinterpret_cast<std::uintptr_t>(slot);
     wr.sg_list = sge;

@@ -184,6 +184,8 @@ DAT_RETURN VerbsTransport::ep_create(util::Ep *ep) noexcept {
             impl->max_inline = qa.cap.max_inline_data;
             impl->sq.init(impl.get(), qa.cap.max_send_wr, false);
             impl->rq.init(impl.get(), qa.cap.max_recv_wr, true);
+            if (at.recv_completion_flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG)
+                rcq->set_solicited_only();
             // Receives may be posted before the connection exists: INIT accepts them.
             if (qp_reset_to_init(impl.get()) != 0) {
                 DAPL_TRC(trace::kError, "verbs", "QP %u to INIT: %s", qp->qp_num,

@@ -10,6 +10,9 @@
 #
 # Steps (each with a time limit; a server is started first, its client once it listens):
 #  1. verbs_probe -a over our provider: attributes, delayed_ack, RMR, empty-queue codes;
+#     verbs_events: wake-up latency of merged DTO+connection+software EVDs and of CNOs
+#     (event-driven, no polling slice), connection events on a merged EVD, suppressed
+#     and solicited completions; through both libdat2s;
 #  2. Debian's dtest (default, -p, -W, -c; -b 4096 -B 10) and dtestcm -c 50 (and -w) over our verbs
 #     provider, through our libdat2 (LD_LIBRARY_PATH) and through Debian's (DAT_OVERRIDE);
 #  3. our libdat2 hosting Debian's libdaplofa.so.2: dtest (default, -p, -W);
@@ -130,6 +133,18 @@ if [[ " $steps " == *" 1 "* ]]; then
         LD_LIBRARY_PATH=$ourlib timeout 60 "$tdir/verbs_probe" -P ofa-v2-verbs-rxe -a >"$out/probe-ours" 2>&1
         rc=$?; record "probe ofa-v2-verbs-rxe (our libdat2)" $rc "rc $rc"
     fi
+    fronts=("reference|-")
+    [[ $ourlib != - ]] && fronts=("opendat|$ourlib" "${fronts[@]}")
+    q=46100
+    for f in "${fronts[@]}"; do
+        fn=${f%%|*} lib=${f#*|}
+        lenv=()
+        [[ $lib != - ]] && lenv=("LD_LIBRARY_PATH=$lib")
+        env "${lenv[@]}" timeout 120 "$tdir/verbs_events" -P ofa-v2-verbs-rxe -n 30 -q $q >"$out/events-$fn" 2>&1
+        rc=$?; cat "$out/events-$fn"
+        record "verbs_events: event-driven waits, completion flags ($fn libdat2)" $rc "rc $rc"
+        q=$((q + 10))
+    done
 fi
 
 if [[ " $steps " == *" 2 "* ]]; then
