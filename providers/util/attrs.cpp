@@ -8,6 +8,7 @@
 #include <dat2/dat_trace.h>
 
 #include "trace/trace.hpp"
+#include "util/extension.hpp"
 
 namespace opendat::util {
 
@@ -81,7 +82,14 @@ void build_specific_attrs(Ia *ia) noexcept {
     a.attrs[n++] = {"DAT_IB_RDMA_READ", "TRUE"};
     a.attrs[n++] = {"DAT_IB_TRANSPORT_MTU", a.mtu};
     a.attrs[n++] = {"DAT_IB_CONNECTIVITY_MODE", "DIRECT"};
-    a.attrs[n++] = {"DAT_EXTENSION_INTERFACE", "FALSE"};
+    const bool ext = has_ib_extensions(lim);
+    a.attrs[n++] = {"DAT_EXTENSION_INTERFACE", ext ? "TRUE" : "FALSE"};
+    // The IB extension features, under the names <dat2/dat_ib_extensions.h> gives them.
+    if (lim.atomics) {
+        a.attrs[n++] = {DAT_IB_ATTR_FETCH_AND_ADD, "TRUE"};
+        a.attrs[n++] = {DAT_IB_ATTR_CMP_AND_SWAP, "TRUE"};
+    }
+    if (lim.immediate_data) a.attrs[n++] = {DAT_IB_ATTR_IMMED_DATA, "TRUE"};
     a.attrs[n++] = {DAT_VENDOR_ATTR_DELAYED_ACK_SUPPORTED,
                     lim.delayed_ack_supported ? "true" : "false"};
     a.attrs[n++] = {DAT_VENDOR_ATTR_EXTENSION, "1.0"};
@@ -124,9 +132,15 @@ void fill_ia_attr(Ia *ia, DAT_IA_ATTR *out) noexcept {
     a.max_rdma_read_per_ep_in_guaranteed = DAT_TRUE;
     a.max_rdma_read_per_ep_out_guaranteed = DAT_TRUE;
     a.zb_supported = DAT_FALSE;
-    // No IB extensions: libdat2 then answers dat_extension_op itself (NOT_IMPLEMENTED).
-    a.extension_supported = DAT_EXTENSION_NONE;
-    a.extension_version = 0;
+    // Without IB extensions libdat2 answers dat_extension_op itself (NOT_IMPLEMENTED); with
+    // them it routes the op to handle_extendedop_func (util/extension.cpp).
+    if (has_ib_extensions(lim)) {
+        a.extension_supported = DAT_EXTENSION_IB;
+        a.extension_version = DAT_IB_EXTENSION_VERSION;
+    } else {
+        a.extension_supported = DAT_EXTENSION_NONE;
+        a.extension_version = 0;
+    }
     a.num_transport_attr = 0;
     a.transport_attr = nullptr;
     a.num_vendor_attr = 0;

@@ -64,8 +64,9 @@ class MapsReader {
 DAT_RETURN probe_registration(std::uint64_t addr, std::uint64_t len,
                               DAT_MEM_PRIV_FLAGS priv) noexcept {
     if (len == 0) return DAT_SUCCESS;
-    const bool need_write =
-        (priv & (DAT_MEM_PRIV_LOCAL_WRITE_FLAG | DAT_MEM_PRIV_REMOTE_WRITE_FLAG));
+    // A remote atomic (DAT_IB_MEM_PRIV_REMOTE_ATOMIC, 0x40) writes its result too.
+    const bool need_write = (priv & (DAT_MEM_PRIV_LOCAL_WRITE_FLAG |
+                                     DAT_MEM_PRIV_REMOTE_WRITE_FLAG | DAT_MEM_PRIV_EXTENSION_BASE));
     MapsReader maps;
     if (!maps.ok()) return DAT_SUCCESS;  // no procfs: nothing to check with, as before
     std::uint64_t cur = addr, end = addr + len;

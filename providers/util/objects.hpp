@@ -36,7 +36,7 @@ constexpr std::size_t kMaxPrivateData = 256;  // DAT_PROVIDER_ATTR.max_private_d
 // when it opens (attrs.cpp): two IAs on different devices report their own MTU.
 struct SpecificAttrs {
     char mtu[16]{};
-    DAT_NAMED_ATTR attrs[10]{};
+    DAT_NAMED_ATTR attrs[16]{};
     int count = 0;
 };
 

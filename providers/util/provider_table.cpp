@@ -6,6 +6,7 @@
 
 #include "trace/trace.hpp"
 #include "util/entries.hpp"
+#include "util/extension.hpp"
 
 namespace opendat::util {
 
@@ -171,6 +172,7 @@ void fill_table(ProviderInstance *inst) noexcept {
     t.pz_create_func = pz_create;
     t.pz_query_func = pz_query;
     t.pz_free_func = pz_free;
+    t.handle_extendedop_func = extended_op;  // reached only when the IA reports extensions
 #define OPENDAT_STUB(slot) stub_if_null(t.slot);
     OPENDAT_ALL_SLOTS(OPENDAT_STUB)
 #undef OPENDAT_STUB

@@ -59,7 +59,15 @@ struct Limits {
     DAT_COUNT transport_mtu = 65536;
     bool delayed_ack_supported = false;
     const char *transport_name = "";
+    // IB extensions (<dat2/dat_ib_extensions.h>) the transport implements. Either one
+    // makes dat_ia_query report DAT_EXTENSION_IB / DAT_IB_EXTENSION_VERSION and list the
+    // DAT_IB_* attributes, so that libdat2 routes dat_extension_op to util (extension.cpp).
+    bool immediate_data = false;  // dat_ib_post_rdma_write_immed
+    bool atomics = false;         // dat_ib_post_fetch_and_add / _cmp_and_swap
 };
+
+// The remote atomic operations of the IB extensions (on an 8-byte aligned target).
+enum class AtomicOp { FetchAdd, CmpSwap };
 
 class Transport {
   public:
@@ -108,6 +116,30 @@ class Transport {
                                          const DAT_LMR_TRIPLET * /*iov*/, DAT_DTO_COOKIE /*cookie*/,
                                          const DAT_RMR_TRIPLET * /*remote*/,
                                          DAT_COMPLETION_FLAGS /*flags*/) noexcept {
+        return kNotImplemented;
+    }
+    // dat_ib_post_rdma_write_immed (util checked the EP, the IOV arguments and `remote`):
+    // an RDMA write whose target then completes its next posted receive with a
+    // DAT_IB_DTO_EVENT carrying `immed` (util::post_ext_dto, extension.hpp). The request
+    // completes as DAT_IB_DTO_EVENT / DAT_IB_RDMA_WRITE_IMMED. Default: DAT_NOT_IMPLEMENTED.
+    virtual DAT_RETURN ep_post_write_immed(Ep * /*ep*/, DAT_COUNT /*n*/,
+                                           const DAT_LMR_TRIPLET * /*iov*/,
+                                           DAT_DTO_COOKIE /*cookie*/,
+                                           const DAT_RMR_TRIPLET * /*remote*/,
+                                           std::uint32_t /*immed*/,
+                                           DAT_COMPLETION_FLAGS /*flags*/) noexcept {
+        return kNotImplemented;
+    }
+    // dat_ib_post_fetch_and_add (`add_or_compare` = the addend, `swap` unused) and
+    // dat_ib_post_cmp_and_swap. util checked the EP, that `local` covers 8 bytes and that
+    // remote->target_address is 8-byte aligned. The original remote value lands in the
+    // local triplet's first 8 bytes; the request completes as DAT_IB_DTO_EVENT with ext
+    // type DAT_IB_FETCH_AND_ADD / DAT_IB_CMP_AND_SWAP. Default: DAT_NOT_IMPLEMENTED.
+    virtual DAT_RETURN ep_post_atomic(Ep * /*ep*/, AtomicOp /*op*/,
+                                      std::uint64_t /*add_or_compare*/, std::uint64_t /*swap*/,
+                                      const DAT_LMR_TRIPLET * /*local*/, DAT_DTO_COOKIE /*cookie*/,
+                                      const DAT_RMR_TRIPLET * /*remote*/,
+                                      DAT_COMPLETION_FLAGS /*flags*/) noexcept {
         return kNotImplemented;
     }
     // Whether send/recv work is outstanding (dat_ep_get_status). Default: none.
