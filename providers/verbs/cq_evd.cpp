@@ -10,6 +10,8 @@
 #include <cstring>
 #include <new>
 
+#include <dat2/dat_ib_extensions.h>
+
 #include "trace/trace.hpp"
 #include "util/deadline.hpp"
 #include "util/objects.hpp"
@@ -84,6 +86,28 @@ bool CqEvd::convert(const ibv_wc &wc, DAT_EVENT *out) noexcept {
         d.transfered_length = st == DAT_DTO_SUCCESS ? wc.byte_len : 0;
     else
         d.transfered_length = slot->length;
+    // IB extensions: the request's own kind, or a receive consumed by an RDMA write with
+    // immediate (or a send with immediate); the opcode is valid only on success.
+    int ext = slot->ext;
+    if (slot->recv && st == DAT_DTO_SUCCESS) {
+        if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+            ext = DAT_IB_RDMA_WRITE_IMMED_DATA;
+            d.operation = static_cast<DAT_DTOS>(DAT_IB_DTO_RECV_IMMED);
+        } else if (wc.wc_flags & IBV_WC_WITH_IMM) {
+            ext = DAT_IB_RECV_IMMED_DATA;
+            d.operation = static_cast<DAT_DTOS>(DAT_IB_DTO_RECV_MSG_IMMED);
+        }
+    }
+    if (ext >= 0) {
+        out->event_number = static_cast<DAT_EVENT_NUMBER>(DAT_IB_DTO_EVENT);
+        static_assert(sizeof(DAT_IB_EXTENSION_EVENT_DATA) <= sizeof out->event_extension_data);
+        DAT_IB_EXTENSION_EVENT_DATA x{};
+        x.type = static_cast<DAT_IB_EXT_TYPE>(ext);
+        x.status = st == DAT_DTO_SUCCESS ? DAT_OP_SUCCESS : DAT_IB_OP_ERR;
+        // As the reference: the work completion's immediate, not byte-swapped (post.cpp).
+        if (wc.wc_flags & IBV_WC_WITH_IMM) x.val.immed.data = wc.imm_data;
+        std::memcpy(out->event_extension_data, &x, sizeof x);
+    }
     return true;
 }
 

@@ -31,8 +31,11 @@ struct CmCtx {
 struct WrSlot {
     EpImpl *owner = nullptr;
     DAT_DTO_COOKIE cookie{};
-    std::uint32_t length = 0;  // bytes posted (work completions give it only for receives)
-    DAT_DTOS op = DAT_DTO_SEND;
+    std::uint32_t length = 0;    // bytes posted (work completions give it only for receives)
+    DAT_DTOS op = DAT_DTO_SEND;  // or a DAT_IB_DTOS value (IB extension requests)
+    // IB extension requests: their DAT_IB_EXT_TYPE (the completion is a DAT_IB_DTO_EVENT);
+    // -1 for the base operations.
+    std::int8_t ext = -1;
     bool suppress = false;  // DAT_COMPLETION_SUPPRESS_FLAG: no event on success
     // Send queue: how many requests this one's completion retires, itself and the
     // unsignalled ones posted before it since the previous signalled one (their

@@ -98,6 +98,10 @@ DAT_RETURN VerbsTransport::open(const util::ProviderInstance *inst) noexcept {
     // already mean the peer acknowledged; there is nothing to delay.
     limits_.delayed_ack_supported = false;
     limits_.transport_name = "verbs";
+    // IB extensions: RDMA write with immediate is part of every RC QP; remote atomics
+    // only where the device has them (rxe: IBV_ATOMIC_HCA).
+    limits_.immediate_data = true;
+    limits_.atomics = a.atomic_cap != IBV_ATOMIC_NONE;
 
     int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (fd < 0) return util::kInternal;
