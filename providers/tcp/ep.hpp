@@ -30,13 +30,23 @@ namespace opendat::tcp {
 
 class TcpTransport;
 
-// A posted send, RDMA write or RDMA read.
+// The operands of an IB extension request (ep_ext.cpp).
+struct ExtArgs {
+    std::uint32_t immed = 0;     // WRITE_IMM: the immediate data
+    std::uint64_t operand[2]{};  // ATOMIC_REQ: add or compare, swap
+    bool cmp_swap = false;       // ATOMIC_REQ: compare-and-swap (else fetch-and-add)
+    bool immed_op = false;       // WRITE_IMM (else ATOMIC_REQ)
+};
+
+// A posted send, RDMA write or RDMA read (or an IB extension request: write with
+// immediate, atomic).
 struct RequestWr {
     DAT_DTO_COOKIE cookie{};
     DAT_COMPLETION_FLAGS flags = DAT_COMPLETION_DEFAULT_FLAG;
     DAT_DTOS dto = DAT_DTO_SEND;
     DAT_DTO_COMPLETION_STATUS status = DAT_DTO_SUCCESS;
     FrameHeader hdr{};
+    std::uint64_t hdr_ext[2]{};  // ATOMIC_REQ: the header's extension (the operands)
     std::uint32_t niov = 0;
     std::uint64_t total = 0;
     bool transmitted = false;
@@ -75,9 +85,11 @@ class TcpEp final : public Pollable {
     DAT_RETURN accept(Fd fd, const sockaddr_storage &peer, const FrameHeader &request,
                       DAT_COUNT pdata_len, const void *pdata) noexcept;
     DAT_RETURN disconnect(DAT_CLOSE_FLAGS flags) noexcept;
+    // `dto` may be one of the IB extension DTOs (DAT_IB_DTO_RDMA_WRITE_IMMED,
+    // DAT_IB_DTO_FETCH_ADD, DAT_IB_DTO_CMP_SWAP); `x` then carries their operands.
     DAT_RETURN post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
                             DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                            DAT_COMPLETION_FLAGS flags) noexcept;
+                            DAT_COMPLETION_FLAGS flags, const ExtArgs *x = nullptr) noexcept;
     DAT_RETURN post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie) noexcept;
     void idle(bool *recv_idle, bool *req_idle) const noexcept;
     void destroy() noexcept;  // ep_free: drop the connection, no events
@@ -108,6 +120,13 @@ class TcpEp final : public Pollable {
     Step on_read_req() noexcept;
     Step on_read_resp() noexcept;
     Step on_reply(bool nak) noexcept;
+    // IB extensions (ep_ext.cpp).
+    bool ext_request(RequestWr &w, const ExtArgs &x) noexcept;
+    Step on_write_imm_frame() noexcept;
+    Step on_atomic_req() noexcept;
+    Step on_atomic_resp() noexcept;
+    void write_imm_placed() noexcept;
+    void post_request_completion(const RequestWr &w, DAT_DTO_COMPLETION_STATUS st) noexcept;
     Step remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept;
     RequestWr *find_wr(std::uint32_t seq, std::uint64_t *counter) noexcept;
 

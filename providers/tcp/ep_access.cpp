@@ -20,6 +20,7 @@ bool TcpEp::rx_target_alive(const util::AccessHold &h) const noexcept {
                            DAT_MEM_PRIV_LOCAL_WRITE_FLAG) == DAT_DTO_SUCCESS;
         }
         case RxState::Done::Write:
+        case RxState::Done::WriteImm:
             return h.remote(rx_.hdr.rkey, ep->pz, ep, rx_.hdr.addr, rx_.hdr.length,
                             DAT_MEM_PRIV_REMOTE_WRITE_FLAG) == DAT_DTO_SUCCESS;
         case RxState::Done::ConnPdata:
@@ -40,7 +41,7 @@ bool TcpEp::tx_source_alive(const util::AccessHold &h) const noexcept {
         case TxSrc::Request: {
             std::size_t slot = sq_tx_ % sq_.size();
             const RequestWr &w = sq_[slot];
-            if (w.hdr.op == kReadReq) return true;  // no payload
+            if (w.hdr.op == kReadReq || w.hdr.op == kAtomicReq) return true;  // no payload
             return h.local(&sq_iov_[slot * kMaxIov], w.niov, ep->pz, DAT_MEM_PRIV_NONE_FLAG) ==
                    DAT_DTO_SUCCESS;
         }
@@ -56,7 +57,8 @@ bool TcpEp::tx_needs_hold() const noexcept {
         case TxSrc::Ctrl:
             return ctrl_[ctrl_head_ % ctrl_.size()].rkey != 0;
         case TxSrc::Request:
-            return sq_[sq_tx_ % sq_.size()].hdr.op != kReadReq;
+            return sq_[sq_tx_ % sq_.size()].hdr.op != kReadReq &&
+                   sq_[sq_tx_ % sq_.size()].hdr.op != kAtomicReq;
         default:
             return false;
     }

@@ -258,8 +258,7 @@ void TcpEp::teardown(DAT_EVENT_NUMBER event, bool post_events, DAT_COUNT pdata_l
                                            : finished                  ? DAT_DTO_SUCCESS
                                                                        : DAT_DTO_ERR_FLUSHED;
             if (st == DAT_DTO_SUCCESS && (w.flags & DAT_COMPLETION_SUPPRESS_FLAG)) continue;
-            util::post_dto(ep->request_evd, ep, w.cookie, st,
-                           static_cast<DAT_COUNT>(st == DAT_DTO_SUCCESS ? w.total : 0), w.dto);
+            post_request_completion(w, st);
         }
         for (; rq_head_ != rq_tail_; ++rq_head_)
             util::post_dto(ep->recv_evd, ep, rq_[rq_head_ % rq_.size()].cookie, DAT_DTO_ERR_FLUSHED,

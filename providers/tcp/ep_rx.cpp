@@ -132,6 +132,12 @@ TcpEp::Step TcpEp::rx_dispatch() noexcept {
             return on_send_frame();
         case kWrite:
             return on_write_frame();
+        case kWriteImm:
+            return on_write_imm_frame();
+        case kAtomicReq:
+            return on_atomic_req();
+        case kAtomicResp:
+            return on_atomic_resp();
         case kReadReq:
             return on_read_req();
         case kReadResp:
@@ -220,7 +226,7 @@ TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
     // connection and could destroy the NAK in flight).
     close_after_ctrl_ = true;
     rx_.discard_all = true;
-    rx_.skip = rx_.hdr.op == kWrite ? rx_.hdr.length : 0;
+    rx_.skip = rx_.hdr.op == kWrite || rx_.hdr.op == kWriteImm ? rx_.hdr.length : 0;
     rx_.at = RxState::At::Discard;
     phase_ = Phase::Closing;
     arm_close_deadline(true);  // limits per peer: the drain ends in bounded time
@@ -264,8 +270,10 @@ TcpEp::Step TcpEp::on_reply(bool nak) noexcept {
         teardown(DAT_CONNECTION_EVENT_BROKEN, true);
         return Step::Failed;
     }
+    // An ACK answers only a frame that asked for one (SEND, WRITE, WRITE_IMM); a NAK may
+    // also refuse a read or an atomic.
     if (rx_.hdr.length != 0 || w == nullptr ||
-        (!nak && (!w->need_reply || w->dto == DAT_DTO_RDMA_READ))) {
+        (!nak && (!w->need_reply || w->dto == DAT_DTO_RDMA_READ || w->hdr.op == kAtomicReq))) {
         protocol_error("unmatched acknowledgement");
         return Step::Failed;
     }
@@ -293,6 +301,9 @@ TcpEp::Step TcpEp::rx_payload_done() noexcept {
         }
         case RxState::Done::Write:
             break;
+        case RxState::Done::WriteImm:
+            write_imm_placed();
+            break;
         case RxState::Done::ReadResp:
             sq_[rx_.wr % sq_.size()].replied = true;
             break;
@@ -314,7 +325,8 @@ TcpEp::Step TcpEp::rx_payload_done() noexcept {
         case RxState::Done::None:
             break;
     }
-    if ((rx_.done == RxState::Done::Recv || rx_.done == RxState::Done::Write) &&
+    if ((rx_.done == RxState::Done::Recv || rx_.done == RxState::Done::Write ||
+         rx_.done == RxState::Done::WriteImm) &&
         (rx_.hdr.flags & kFlagAckReq)) {
         // Placed in memory: acknowledge (delayed_ack). Space was checked before reading.
         queue_ctrl(frame(kAck, 0, rx_.hdr.seq), nullptr);

@@ -10,6 +10,7 @@
 #include "trace/trace.hpp"
 #include "util/access_guard.hpp"
 #include "util/ep_checks.hpp"
+#include "util/extension.hpp"
 
 namespace opendat::tcp {
 
@@ -62,7 +63,7 @@ DAT_RETURN TcpEp::post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 
 DAT_RETURN TcpEp::post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
                                DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                               DAT_COMPLETION_FLAGS flags) noexcept {
+                               DAT_COMPLETION_FLAGS flags, const ExtArgs *x) noexcept {
     if (dead_) return util::invalid_handle(DAT_HANDLE_TYPE_EP);
     if (n > kMaxIov) return util::err(DAT_LENGTH_ERROR);
     if (phase_ != Phase::Connected) {
@@ -74,16 +75,21 @@ DAT_RETURN TcpEp::post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET 
         return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
     std::size_t slot = sq_tail_ % sq_.size();
     RequestWr &w = sq_[slot];
+    // An IB extension the peer did not agree to (ep_ext.cpp): refused before anything
+    // is queued.
+    if (x != nullptr && !ext_request(w, *x)) return util::err(DAT_MODEL_NOT_SUPPORTED);
     w.cookie = cookie;
     w.flags = flags;
     w.dto = dto;
     w.niov = static_cast<std::uint32_t>(n);
     w.transmitted = false;
     w.replied = false;
-    // Local reads need no privilege; an RDMA read writes into local memory.
+    // Local reads need no privilege; an RDMA read (and an atomic's original value)
+    // writes into local memory.
+    const bool atomic = x != nullptr && !x->immed_op;
     w.status = util::check_local_iov(
         ep, n, iov,
-        dto == DAT_DTO_RDMA_READ ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG : DAT_MEM_PRIV_NONE_FLAG,
+        dto == DAT_DTO_RDMA_READ || atomic ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG : DAT_MEM_PRIV_NONE_FLAG,
         &w.total);
     // The transport's limit, not the EP attribute: like an HCA, we do not hold consumers
     // to the sizes they asked for at ep_create (dtest asks for 64 KiB and writes 4 MiB).
@@ -95,12 +101,23 @@ DAT_RETURN TcpEp::post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET 
         std::memcpy(&sq_iov_[slot * kMaxIov], iov,
                     sizeof(DAT_LMR_TRIPLET) * static_cast<std::size_t>(n));
     auto seq = static_cast<std::uint32_t>(sq_tail_);
-    switch (dto) {
+    switch (static_cast<int>(dto)) {  // DAT_DTOS, or a DAT_IB_DTOS value
         case DAT_DTO_SEND:
             w.hdr = frame(kSend, static_cast<std::uint32_t>(w.total), seq);
             break;
         case DAT_DTO_RDMA_WRITE:
             w.hdr = frame(kWrite, static_cast<std::uint32_t>(w.total), seq);
+            break;
+        case DAT_IB_DTO_RDMA_WRITE_IMMED:
+            w.hdr = frame(kWriteImm, static_cast<std::uint32_t>(w.total), seq);
+            w.hdr.aux = x->immed;
+            break;
+        case DAT_IB_DTO_FETCH_ADD:
+        case DAT_IB_DTO_CMP_SWAP:
+            // No payload; the operands travel in the header's extension.
+            w.hdr = frame(kAtomicReq, 0, seq);
+            w.hdr.hdr_len = (kBaseHeader + kAtomicExtension) / 8;
+            w.hdr.aux = x->cmp_swap ? kAtomicCmpSwap : kAtomicFetchAdd;
             break;
         default:  // DAT_DTO_RDMA_READ: the request carries no payload; aux = bytes wanted
             w.hdr = frame(kReadReq, 0, seq);
@@ -111,8 +128,8 @@ DAT_RETURN TcpEp::post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET 
         w.hdr.addr = remote->virtual_address;
         w.hdr.rkey = remote->rmr_context;
     }
-    w.need_reply = dto == DAT_DTO_RDMA_READ;
-    if (dto != DAT_DTO_RDMA_READ && ep->delayed_ack.load(std::memory_order_relaxed)) {
+    w.need_reply = dto == DAT_DTO_RDMA_READ || atomic;  // read data / the original value
+    if (dto != DAT_DTO_RDMA_READ && !atomic && ep->delayed_ack.load(std::memory_order_relaxed)) {
         w.hdr.flags |= kFlagAckReq;
         w.need_reply = true;
     }
@@ -174,7 +191,10 @@ bool TcpEp::next_frame() noexcept {
             std::size_t slot = sq_tx_ % sq_.size();
             const RequestWr &w = sq_[slot];
             tx_frame_.push(&w.hdr, sizeof w.hdr);
-            if (w.hdr.op != kReadReq) tx_frame_.push_segments(&sq_iov_[slot * kMaxIov], w.niov);
+            if (w.hdr.op == kAtomicReq)
+                tx_frame_.push(w.hdr_ext, sizeof w.hdr_ext);
+            else if (w.hdr.op != kReadReq)
+                tx_frame_.push_segments(&sq_iov_[slot * kMaxIov], w.niov);
             break;
         }
         case TxSrc::Disc:
@@ -281,8 +301,7 @@ void TcpEp::reap() noexcept {
         if (!w.transmitted || (w.need_reply && !w.replied)) break;
         ++sq_head_;
         if (w.status == DAT_DTO_SUCCESS && (w.flags & DAT_COMPLETION_SUPPRESS_FLAG)) continue;
-        util::post_dto(ep->request_evd, ep, w.cookie, w.status,
-                       static_cast<DAT_COUNT>(w.status == DAT_DTO_SUCCESS ? w.total : 0), w.dto);
+        post_request_completion(w, w.status);
     }
 }
 

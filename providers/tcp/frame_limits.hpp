@@ -15,6 +15,7 @@ inline const char *frame_too_large(const FrameHeader &h, const util::Limits &lim
         case kSend:
             return h.length > lim.max_message_size ? "message above max_message_size" : nullptr;
         case kWrite:
+        case kWriteImm:
         case kReadResp:
             return h.length > lim.max_rdma_size ? "RDMA payload above max_rdma_size" : nullptr;
         case kReadReq:

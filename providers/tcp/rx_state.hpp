@@ -19,12 +19,12 @@ struct RxState {
         Discard,    // dropping `skip` bytes (after a protection violation: everything)
     };
     // What completes when the payload is in.
-    enum class Done { None, Recv, Write, ReadResp, ConnPdata };
+    enum class Done { None, Recv, Write, WriteImm, ReadResp, ConnPdata };
 
     At at = At::Header;
     FrameHeader hdr{};
     std::size_t hdr_got = 0;             // header bytes assembled
-    unsigned char ext[kMaxExtension]{};  // known extension fields (none defined yet)
+    unsigned char ext[kMaxExtension]{};  // known extension fields (ATOMIC_REQ: the operands)
     std::size_t ext_want = 0, ext_got = 0;
     Done done = Done::None;
     IovCursor<kMaxIov> dst;    // where the payload's remaining bytes go

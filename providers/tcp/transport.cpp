@@ -13,6 +13,7 @@
 #include "tcp/ep.hpp"
 #include "tcp/peer_limits.hpp"
 #include "trace/trace.hpp"
+#include "util/extension.hpp"
 
 namespace opendat::tcp {
 
@@ -300,6 +301,10 @@ TcpTransport::TcpTransport(util::Ia *ia, const IaParams &params) : ia_(ia), para
     limits_.delayed_ack_supported = true;
     limits_.max_iov = kMaxIov;
     limits_.transport_mtu = 65536;
+    // The IB extensions, as far as this IA offers them on the wire (DAT_TCP_WIRE_VERSION=1
+    // offers none: the IA then reports no extensions).
+    limits_.immediate_data = (params.offer.caps & kCapImmediate) != 0;
+    limits_.atomics = (params.offer.caps & kCapAtomics) != 0;
 }
 
 TcpTransport::~TcpTransport() = default;
@@ -363,6 +368,35 @@ DAT_RETURN TcpTransport::ep_post_rdma_read(util::Ep *ep, DAT_COUNT n, const DAT_
                                            DAT_COMPLETION_FLAGS flags) noexcept {
     std::lock_guard lk(ep->mu);
     return tcp_ep(ep)->post_request(DAT_DTO_RDMA_READ, n, iov, cookie, remote, flags);
+}
+
+DAT_RETURN TcpTransport::ep_post_write_immed(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                             DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                             std::uint32_t immed,
+                                             DAT_COMPLETION_FLAGS flags) noexcept {
+    ExtArgs x;
+    x.immed = immed;
+    x.immed_op = true;
+    std::lock_guard lk(ep->mu);
+    return tcp_ep(ep)->post_request(static_cast<DAT_DTOS>(DAT_IB_DTO_RDMA_WRITE_IMMED), n, iov,
+                                    cookie, remote, flags, &x);
+}
+
+DAT_RETURN TcpTransport::ep_post_atomic(util::Ep *ep, util::AtomicOp op,
+                                        std::uint64_t add_or_compare, std::uint64_t swap,
+                                        const DAT_LMR_TRIPLET *local, DAT_DTO_COOKIE cookie,
+                                        const DAT_RMR_TRIPLET *remote,
+                                        DAT_COMPLETION_FLAGS flags) noexcept {
+    ExtArgs x;
+    x.operand[0] = add_or_compare;
+    x.operand[1] = swap;
+    x.cmp_swap = op == util::AtomicOp::CmpSwap;
+    // The original value is 8 bytes: that is the local segment the request writes.
+    DAT_LMR_TRIPLET result = *local;
+    result.segment_length = sizeof(std::uint64_t);
+    const auto dto = static_cast<DAT_DTOS>(x.cmp_swap ? DAT_IB_DTO_CMP_SWAP : DAT_IB_DTO_FETCH_ADD);
+    std::lock_guard lk(ep->mu);
+    return tcp_ep(ep)->post_request(dto, 1, &result, cookie, remote, flags, &x);
 }
 
 void TcpTransport::ep_idle(util::Ep *ep, bool *recv_idle, bool *request_idle) noexcept {

@@ -44,8 +44,13 @@ enum Op : std::uint8_t {
     kAck = 8,
     kNak = 9,
     kDisc = 10,
-    // Reserved for the IB extensions (issue 12); refused unless their capability is agreed.
-    kWriteImm = 11,    // kCapImmediate
+    // The IB extensions; refused unless their capability is agreed.
+    // WRITE_IMM: a WRITE (addr/rkey/length/payload) whose target then completes its next
+    // posted receive with `aux` as the immediate data.
+    kWriteImm = 11,  // kCapImmediate
+    // ATOMIC_REQ: addr/rkey name an 8-byte aligned target, aux = kAtomicFetchAdd or
+    // kAtomicCmpSwap, no payload; a 16-byte header extension (hdr_len 6) carries the two
+    // operands (add or compare, swap). ATOMIC_RESP echoes seq, addr = the original value.
     kAtomicReq = 12,   // kCapAtomics
     kAtomicResp = 13,  // kCapAtomics
 };
@@ -55,13 +60,17 @@ enum Flags : std::uint8_t {
 };
 constexpr std::uint8_t kKnownFlags = kFlagAckReq;
 
-// Capability bits (CONN_REQ/CONN_ACC `rkey`). Reserved ones are never offered until
-// implemented: the intersection keeps them off against any peer.
+// Capability bits (CONN_REQ/CONN_ACC `rkey`). An op of a capability the peer did not
+// offer is never sent (the post fails) and refused if received.
 enum Cap : std::uint32_t {
     kCapImmediate = 1u << 0,  // RDMA write with immediate data
     kCapAtomics = 1u << 1,    // compare-and-swap, fetch-and-add
 };
-constexpr std::uint32_t kCapsImplemented = 0;
+constexpr std::uint32_t kCapsImplemented = kCapImmediate | kCapAtomics;
+
+// ATOMIC_REQ: `aux` says which operation; the header extension carries its operands.
+enum AtomicKind : std::uint32_t { kAtomicFetchAdd = 0, kAtomicCmpSwap = 1 };
+constexpr std::size_t kAtomicExtension = 16;
 
 struct FrameHeader {
     std::uint32_t magic;

@@ -61,6 +61,18 @@ const Traits &traits() {
                 if (std::strcmp(a.name, DAT_VENDOR_ATTR_DELAYED_ACK_SUPPORTED) == 0)
                     r.delayed_ack = std::strcmp(a.value, "true") == 0;
             }
+            // The IB extensions, as <dat2/dat_ib_extensions.h> names them.
+            auto named_true = [&](const char *name) {
+                for (DAT_COUNT i = 0; i < pa->num_provider_specific_attr; ++i) {
+                    const DAT_NAMED_ATTR &a = pa->provider_specific_attr[i];
+                    if (std::strcmp(a.name, name) == 0) return std::strcmp(a.value, "TRUE") == 0;
+                }
+                return false;
+            };
+            if (ia_attr.extension_supported == DAT_EXTENSION_IB) {
+                r.immediate = named_true("DAT_IB_IMMED_DATA");
+                r.atomics = named_true("DAT_IB_FETCH_AND_ADD") && named_true("DAT_IB_CMP_AND_SWAP");
+            }
         }
         r.rc = r.transport != "tcp";
         dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG);

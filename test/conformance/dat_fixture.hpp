@@ -47,6 +47,10 @@ struct Traits {
     // and no asynchronous error follows; the end of a connection can reach the peer as a
     // disconnect request from the kernel (DISCONNECTED) rather than as a broken link.
     bool rc = false;
+    // IB extensions (extension_supported = DAT_EXTENSION_IB and the provider attribute
+    // DAT_IB_IMMED_DATA / DAT_IB_FETCH_AND_ADD + DAT_IB_CMP_AND_SWAP = "TRUE").
+    bool immediate = false;
+    bool atomics = false;
     bool rc_device_is_rxe() const { return adapter.rfind("rxe", 0) == 0; }
 };
 const Traits &traits();

@@ -25,11 +25,12 @@ class ReportTraits : public ::testing::Environment {
         const dattest::Traits &t = dattest::traits();
         std::printf(
             "conformance: IA %s (thread-safe entry %s): %s, transport %s, adapter %s, "
-            "delayed_ack %s, RMR %s, RC queue pairs %s\n",
+            "delayed_ack %s, RMR %s, RC queue pairs %s, immediate data %s, atomics %s\n",
             dattest::topology().ia.c_str(), dattest::topology().ia_threadsafe.c_str(),
             t.open_ok ? "opens" : "does NOT open",
             t.transport.empty() ? "(not OpenDAT)" : t.transport.c_str(), t.adapter.c_str(),
-            t.delayed_ack ? "yes" : "no", t.rmr ? "yes" : "no", t.rc ? "yes" : "no");
+            t.delayed_ack ? "yes" : "no", t.rmr ? "yes" : "no", t.rc ? "yes" : "no",
+            t.immediate ? "yes" : "no", t.atomics ? "yes" : "no");
     }
 };
 

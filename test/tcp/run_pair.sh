@@ -1,5 +1,5 @@
 #!/bin/bash
-# Runs one unmodified dapl2-utils tool (dtest or dtestcm) as server and client over
+# Runs one unmodified dapl2-utils tool (dtest, dtestx or dtestcm) as server and client over
 # loopback through the tcp provider, and checks both exit codes and their verdict lines.
 #
 #   run_pair.sh <tool> <ia_name> <dat.conf> <libdir|-> [tool arguments...]
@@ -55,6 +55,7 @@ cat "$work/client.out"
 case $tool in
 dtest) verdict='DAPL Test Complete. PASSED' ;;
 dtestcm) verdict='DAPL Connection Test Complete' ;;
+dtestx) verdict='IB extension test - immed/atomic test PASSED' ;;
 *) verdict='' ;;
 esac
 fail=0
@@ -63,6 +64,10 @@ fail=0
 for side in server client; do
     grep -qF "$verdict" "$work/$side.out" || { echo "FAIL: $side did not print '$verdict'"; fail=1; }
     if grep -qE 'FAILED|ERROR|ERR:' "$work/$side.out"; then echo "FAIL: $side reported an error"; fail=1; fi
+    # OPENDAT_PAIR_EXPECT: a line both sides must print as well (e.g. the path dtest took).
+    if [[ -n ${OPENDAT_PAIR_EXPECT:-} ]] && ! grep -qF "$OPENDAT_PAIR_EXPECT" "$work/$side.out"; then
+        echo "FAIL: $side did not print '$OPENDAT_PAIR_EXPECT'"; fail=1
+    fi
 done
 if [[ $tool == dtestcm ]]; then
     for side in Server Client; do

@@ -397,7 +397,7 @@ TEST(TcpWireVersion, Version1PeerIsAnsweredInVersion1) {
     EXPECT_EQ(acc.version, 1);  // handshake framing, readable by version 1
     EXPECT_EQ(hdr_len_of(acc), 0);
     EXPECT_EQ(acc.aux, 2u);   // what we speak
-    EXPECT_EQ(acc.rkey, 0u);  // no capability implemented yet
+    EXPECT_EQ(acc.rkey, 3u);  // our capabilities (IMMEDIATE, ATOMICS): none in common with it
     peer_sends(s, recv_buf, fd, RawHeader{}, {}, counting(100, 1));
     RawHeader out = provider_sends(s, send_buf, fd, 40);
     EXPECT_EQ(out.op, 4);
@@ -406,8 +406,8 @@ TEST(TcpWireVersion, Version1PeerIsAnsweredInVersion1) {
     close(fd);
 }
 
-// A newer peer (version 7, every capability bit) gets our version 2 and none of the
-// reserved capabilities. Its headers may be longer than ours: 16 bytes of fields we do not
+// A newer peer (version 7, every capability bit) gets our version 2 and the capabilities
+// we implement (IMMEDIATE, ATOMICS), not the ones we do not know. Its headers may be longer than ours: 16 bytes of fields we do not
 // know after the base header are skipped, the payload behind them arrives intact.
 TEST(TcpWireVersion, NewerPeerAgreesOnVersion2AndLongerHeadersAreSkipped) {
     Node s;
@@ -426,7 +426,7 @@ TEST(TcpWireVersion, NewerPeerAgreesOnVersion2AndLongerHeadersAreSkipped) {
     ASSERT_GE(fd, 0);
     EXPECT_EQ(acc.version, 1);
     EXPECT_EQ(acc.aux, 2u);
-    EXPECT_EQ(acc.rkey, 0u);
+    EXPECT_EQ(acc.rkey, 3u);
     RawHeader v2;
     v2.version = 2;
     v2.flags = 4 << 8;  // hdr_len 4: the plain 32 bytes
@@ -443,7 +443,7 @@ TEST(TcpWireVersion, NewerPeerAgreesOnVersion2AndLongerHeadersAreSkipped) {
 }
 
 // What the rule refuses, each on a fresh version-2 connection: an op whose capability was
-// not agreed (the reserved write-with-immediate), a frame of another version, a header
+// not agreed (write-with-immediate, atomics: the raw peer offers no capability), a frame of another version, a header
 // length shorter than the base, a flag nobody defined. Each is a protocol error: the
 // asynchronous EP error and DAT_CONNECTION_EVENT_BROKEN. And a CONN_REQ that does not use
 // the handshake's version-1 framing is refused at the listener, before any CR event.
