@@ -124,7 +124,9 @@ dtool() {  # name lib ia tool args...
 # Debian's dtestx, server then client (-c); it reports each test's PASSED line.
 dtestx_pair() {  # name lib ia
     local name=$1 lib=$2 ia=$3 ok=0 why=""
-    WAIT_LINE="waiting for connect" run_pair "$name" "$lib" dtestx -P "$ia" -- dtestx -P "$ia" -c -h $addr
+    # Like dtest, it exchanges its parameters over TCP port 15828: the client starts once
+    # the server listens there (its stdout is block-buffered into the log, so no line).
+    run_pair "$name" "$lib" dtestx -P "$ia" -- dtestx -P "$ia" -c -h $addr
     [[ $PAIR_SRC == 0 && $PAIR_CRC == 0 ]] || { ok=1; why="rc server $PAIR_SRC client $PAIR_CRC"; }
     for side in server client; do
         for t in RDMA_WRITE_WITH_IMMEDIATE_DATA CMP_SWAP FETCH_ADD; do
