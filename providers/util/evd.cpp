@@ -1,6 +1,10 @@
 #include "util/evd.hpp"
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdint>
 #include <type_traits>
 
 #include "trace/trace.hpp"
@@ -49,6 +53,7 @@ bool Evd::post(const DAT_EVENT &ev) noexcept {
             notify = cno_;
     }
     if (notify != nullptr) notify->trigger(this);
+    if (backend_ != nullptr) backend_->ring_posted();
     return true;
 }
 
@@ -231,6 +236,13 @@ Cno::Cno(const DAT_PROVIDER *p, Ia *ia, DAT_OS_WAIT_PROXY_AGENT agent)
 
 Cno::~Cno() {
     if (calls_ != nullptr) calls_->stop();
+    if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+int Cno::wake_fd() noexcept {
+    std::lock_guard lk(mu_);
+    if (wake_fd_ < 0) wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    return wake_fd_;
 }
 
 void Cno::trigger(Evd *evd) noexcept {
@@ -240,6 +252,10 @@ void Cno::trigger(Evd *evd) noexcept {
     // The caller may hold an endpoint's and the engine's locks: the agent runs later, on
     // its own thread, with none held.
     if (calls_ != nullptr && agent_.proxy_agent_func != nullptr) calls_->request(evd);
+    if (wake_fd_ >= 0) {
+        std::uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
+    }
 }
 
 DAT_RETURN Cno::wait(DAT_TIMEOUT timeout_us, DAT_EVD_HANDLE *evd) noexcept {

@@ -41,6 +41,10 @@ class EvdBackend {
     // The EVD's CNO changed (create with a CNO, dat_evd_modify_cno, free). Either may be
     // nullptr.
     virtual void cno_changed(Cno * /*from*/, Cno * /*to*/) noexcept {}
+    // An event was queued on the EVD's software ring (a connection, asynchronous or
+    // software event of an EVD with mixed flags): wake a waiter blocked outside util.
+    // Called with no EVD lock held.
+    virtual void ring_posted() noexcept {}
 };
 
 struct Evd : Header {
@@ -119,6 +123,10 @@ struct Cno : Header {
     DAT_RETURN wait(DAT_TIMEOUT timeout_us, DAT_EVD_HANDLE *evd) noexcept;
     void set_agent(DAT_OS_WAIT_PROXY_AGENT agent) noexcept;
     DAT_OS_WAIT_PROXY_AGENT agent() const noexcept;
+    // An eventfd that every trigger() makes readable, for a transport that blocks
+    // dat_cno_wait outside util (verbs: poll(2) on completion channels and this fd).
+    // Made on first use and owned by the CNO; -1 if it cannot be made.
+    int wake_fd() noexcept;
 
     std::atomic<int> users{0};  // attached EVDs
 
@@ -128,6 +136,7 @@ struct Cno : Header {
     Evd *pending_ = nullptr;
     DAT_OS_WAIT_PROXY_AGENT agent_;
     std::shared_ptr<AgentCalls> calls_;  // started with the first agent; guarded by mu_
+    int wake_fd_ = -1;                   // see wake_fd(); guarded by mu_
 };
 
 }  // namespace opendat::util

@@ -3,8 +3,10 @@
 // util's CNO is triggered by events posted to software EVDs. Completions never pass
 // through util, so a CNO fed by CQ-backed EVDs waits on their completion channels itself:
 // look for a ready event (or a util trigger), arm every CQ, look again, then block in
-// poll(2) on all the channels, waking every 10 ms for util's triggers.
+// poll(2) on all the channels and the CNO's wake-up eventfd, which util's trigger (an
+// event on a software ring: connection, asynchronous, software events) makes readable.
 #include <poll.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -22,7 +24,6 @@ namespace opendat::verbs {
 namespace {
 std::mutex g_mu;
 std::unordered_multimap<util::Cno *, CqEvd *> g_feeds;
-constexpr int kSliceMs = 10;
 }  // namespace
 
 void cno_attach(util::Cno *cno, CqEvd *evd) noexcept {
@@ -58,6 +59,14 @@ DAT_RETURN VerbsTransport::cno_wait(util::Cno *cno, DAT_TIMEOUT timeout,
         return util::kNoMemory;
     }
     if (evds.empty()) return cno->wait(timeout, out);  // fed by software EVDs only
+    // Made before the first look at util's trigger: a trigger after that look writes it.
+    const int wake = cno->wake_fd();
+    if (wake < 0) return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
+    try {
+        fds.push_back({wake, POLLIN, 0});
+    } catch (...) {
+        return util::kNoMemory;
+    }
     const util::Deadline deadline(timeout);
     bool armed = false;
     for (;;) {
@@ -77,10 +86,16 @@ DAT_RETURN VerbsTransport::cno_wait(util::Cno *cno, DAT_TIMEOUT timeout,
             continue;  // a completion before arming raises no channel event
         }
         if (deadline.expired()) return util::err(DAT_TIMEOUT_EXPIRED);
-        if (::poll(fds.data(), fds.size(), deadline.poll_ms(kSliceMs)) > 0) {
-            for (std::size_t i = 0; i < fds.size(); ++i)
-                if (fds[i].revents & POLLIN) evds[i]->take_channel_event();
-            armed = false;
+        if (::poll(fds.data(), fds.size(), deadline.poll_ms(-1)) > 0) {
+            for (std::size_t i = 0; i < evds.size(); ++i)
+                if (fds[i].revents & POLLIN) {
+                    evds[i]->take_channel_event();
+                    armed = false;
+                }
+            if (fds.back().revents & POLLIN) {
+                std::uint64_t v;
+                [[maybe_unused]] ssize_t r = ::read(wake, &v, sizeof v);
+            }
         }
     }
 }

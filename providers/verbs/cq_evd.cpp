@@ -10,6 +10,8 @@
 #include <cstring>
 #include <new>
 
+#include <dat2/dat_ib_extensions.h>
+
 #include "trace/trace.hpp"
 #include "util/deadline.hpp"
 #include "util/objects.hpp"
@@ -22,7 +24,6 @@ namespace opendat::verbs {
 namespace {
 constexpr DAT_EVD_FLAGS kCqOnly =
     static_cast<DAT_EVD_FLAGS>(DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG);
-constexpr int kMixedSliceMs = 10;
 }  // namespace
 
 CqEvd::CqEvd(util::Evd *evd) : mixed((evd->flags & ~kCqOnly) != 0), evd_(evd) {}
@@ -53,7 +54,9 @@ bool CqEvd::convert(const ibv_wc &wc, DAT_EVENT *out) noexcept {
     auto *slot = reinterpret_cast<WrSlot *>(static_cast<std::uintptr_t>(wc.wr_id));
     EpImpl *owner = slot->owner;
     if (owner->dead.load(std::memory_order_acquire)) return false;
-    (slot->recv ? owner->rq : owner->sq).outstanding.fetch_sub(1, std::memory_order_relaxed);
+    // A signalled request's completion also retires the unsignalled ones before it.
+    (slot->recv ? owner->rq : owner->sq)
+        .outstanding.fetch_sub(static_cast<int>(slot->retires), std::memory_order_relaxed);
     DAT_DTO_COMPLETION_STATUS st = dto_status(wc.status);
     if (st == DAT_DTO_SUCCESS && slot->suppress) return false;
     // A failed (not flushed) request has put the QP in error: the connection is broken.
@@ -83,6 +86,28 @@ bool CqEvd::convert(const ibv_wc &wc, DAT_EVENT *out) noexcept {
         d.transfered_length = st == DAT_DTO_SUCCESS ? wc.byte_len : 0;
     else
         d.transfered_length = slot->length;
+    // IB extensions: the request's own kind, or a receive consumed by an RDMA write with
+    // immediate (or a send with immediate); the opcode is valid only on success.
+    int ext = slot->ext;
+    if (slot->recv && st == DAT_DTO_SUCCESS) {
+        if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+            ext = DAT_IB_RDMA_WRITE_IMMED_DATA;
+            d.operation = static_cast<DAT_DTOS>(DAT_IB_DTO_RECV_IMMED);
+        } else if (wc.wc_flags & IBV_WC_WITH_IMM) {
+            ext = DAT_IB_RECV_IMMED_DATA;
+            d.operation = static_cast<DAT_DTOS>(DAT_IB_DTO_RECV_MSG_IMMED);
+        }
+    }
+    if (ext >= 0) {
+        out->event_number = static_cast<DAT_EVENT_NUMBER>(DAT_IB_DTO_EVENT);
+        static_assert(sizeof(DAT_IB_EXTENSION_EVENT_DATA) <= sizeof out->event_extension_data);
+        DAT_IB_EXTENSION_EVENT_DATA x{};
+        x.type = static_cast<DAT_IB_EXT_TYPE>(ext);
+        x.status = st == DAT_DTO_SUCCESS ? DAT_OP_SUCCESS : DAT_IB_OP_ERR;
+        // As the reference: the work completion's immediate, not byte-swapped (post.cpp).
+        if (wc.wc_flags & IBV_WC_WITH_IMM) x.val.immed.data = wc.imm_data;
+        std::memcpy(out->event_extension_data, &x, sizeof x);
+    }
     return true;
 }
 
@@ -160,9 +185,12 @@ DAT_RETURN CqEvd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *o
                 *nmore = static_cast<DAT_COUNT>(staged_.load()) + (mixed ? evd_->pending() : 0);
             return util::err(DAT_TIMEOUT_EXPIRED);
         }
-        const int wait_ms = deadline.poll_ms(mixed ? kMixedSliceMs : -1);
+        // Both kinds of event wake us: a completion through the armed channel, and
+        // (mixed EVDs) an event queued on the software ring or dat_evd_set_unwaitable
+        // through wake_ (ring_posted/unwaitable write it once they see waiters_ > 0,
+        // which we set before our first look: nothing posted after that look is missed).
         pollfd fds[2] = {{ch_->fd, POLLIN, 0}, {wake_.get(), POLLIN, 0}};
-        int n = ::poll(fds, 2, wait_ms);
+        int n = ::poll(fds, 2, deadline.poll_ms(-1));
         if (n < 0 && errno != EINTR) return util::kInternal;
         if (n < 0) return util::err(DAT_INTERRUPTED_CALL);
         if ((fds[0].revents & POLLIN) && take_channel_event()) armed = false;
@@ -210,6 +238,13 @@ bool CqEvd::take_channel_event() noexcept {
 }
 
 void CqEvd::unwaitable() noexcept {
+    std::uint64_t one = 1;
+    [[maybe_unused]] ssize_t r = ::write(wake_.get(), &one, sizeof one);
+}
+
+void CqEvd::ring_posted() noexcept {
+    // Only a waiter needs the wake-up: a post to an EVD nobody waits on costs no syscall.
+    if (!mixed || waiters_.load() == 0) return;
     std::uint64_t one = 1;
     [[maybe_unused]] ssize_t r = ::write(wake_.get(), &one, sizeof one);
 }

@@ -8,13 +8,14 @@
 // become DAT_EVENTs only when they are taken (see convert()).
 //
 // The util::Evd keeps its software ring for the non-DTO events an EVD with mixed flags
-// may also receive (connection events, software events); such an EVD is "mixed", and
-// its waiters also look at the ring every 10 ms. An EVD with only DTO (and RMR bind)
-// flags never touches the ring.
+// may also receive (connection events, software events); such an EVD is "mixed". Its
+// waiter blocks in poll(2) on the CQ's channel and an eventfd that a post to the ring
+// writes (ring_posted), so either kind of event ends the wait at once. An EVD with only
+// DTO (and RMR bind) flags never touches the ring.
 //
-// A CNO fed by CQ-backed EVDs is waited on by blocking on all their channels (see
-// cno_wait.cpp); its proxy agent is not called for their completions (that would need a
-// thread watching every CQ).
+// A CNO fed by CQ-backed EVDs is waited on by blocking on all their channels and the
+// CNO's own wake-up fd (see cno_wait.cpp); its proxy agent is not called for their
+// completions (that would need a thread watching every CQ).
 #pragma once
 
 #include <atomic>
@@ -41,13 +42,23 @@ class CqEvd final : public util::EvdBackend {
     DAT_RETURN resize(DAT_COUNT qlen) noexcept override;
     // Releases a waiter so it re-checks the EVD state (dat_evd_set_unwaitable).
     void unwaitable() noexcept override;
+    // An event was queued on the ring (mixed EVDs): wakes the waiter, if there is one.
+    void ring_posted() noexcept override;
     // Keeps cno_wait.cpp's record of which CQs feed which CNO.
     void cno_changed(util::Cno *from, util::Cno *to) noexcept override;
 
     // For dat_cno_wait (cno_wait.cpp): whether an event is ready (completions are moved
     // into the staging ring to find out), arming the CQ, and the channel to block on.
     bool has_event() noexcept;
-    int arm() noexcept { return ibv_req_notify_cq(cq_.get(), 0); }
+    // Solicited-only EVDs (see set_solicited_only) ask for solicited completions only.
+    int arm() noexcept {
+        return ibv_req_notify_cq(cq_.get(), solicited_only_.load(std::memory_order_relaxed));
+    }
+    // An EP feeding this EVD asked for DAT_COMPLETION_SOLICITED_WAIT_FLAG on its receives
+    // (EP attribute or post_recv flag): from now on a waiter is woken only by a solicited
+    // completion (or an error), as the reference arms with IB_NOTIFY_ON_SOLIC_COMP. The
+    // completions are all delivered; it is only the wake-up that waits.
+    void set_solicited_only() noexcept { solicited_only_.store(1, std::memory_order_relaxed); }
     int channel_fd() const noexcept { return ch_->fd; }
     bool take_channel_event() noexcept;  // whether there was one (it is acknowledged)
 
@@ -72,6 +83,7 @@ class CqEvd final : public util::EvdBackend {
     std::size_t stage_head_ = 0;
     std::atomic<std::size_t> staged_{0};
     std::atomic<int> waiters_{0};
+    std::atomic<int> solicited_only_{0};
 };
 
 // The CqEvd behind `evd`, or nullptr if it has none (not a DTO EVD). Every backend the

@@ -31,9 +31,16 @@ struct CmCtx {
 struct WrSlot {
     EpImpl *owner = nullptr;
     DAT_DTO_COOKIE cookie{};
-    std::uint32_t length = 0;  // bytes posted (work completions give it only for receives)
-    DAT_DTOS op = DAT_DTO_SEND;
-    bool suppress = false;        // DAT_COMPLETION_SUPPRESS_FLAG: no event on success
+    std::uint32_t length = 0;    // bytes posted (work completions give it only for receives)
+    DAT_DTOS op = DAT_DTO_SEND;  // or a DAT_IB_DTOS value (IB extension requests)
+    // IB extension requests: their DAT_IB_EXT_TYPE (the completion is a DAT_IB_DTO_EVENT);
+    // -1 for the base operations.
+    std::int8_t ext = -1;
+    bool suppress = false;  // DAT_COMPLETION_SUPPRESS_FLAG: no event on success
+    // Send queue: how many requests this one's completion retires, itself and the
+    // unsignalled ones posted before it since the previous signalled one (their
+    // completions never appear: a signalled completion means all before it are done).
+    std::uint32_t retires = 1;
     bool recv = false;            // in the receive ring (for the outstanding count)
     util::Header *rmr = nullptr;  // DAT_DTO_BIND_MW: the RMR being bound
 };
@@ -46,6 +53,8 @@ struct SlotRing {
     std::uint32_t mask = 0;
     std::atomic<std::uint32_t> head{0};
     std::atomic<int> outstanding{0};  // posted, completion not yet polled (dat_ep_get_status)
+    // Send queue: unsignalled requests posted since the last signalled one.
+    std::atomic<std::uint32_t> unsignalled{0};
 
     void init(EpImpl *owner, std::uint32_t capacity, bool recv);
     WrSlot *next() noexcept { return &slots[head.fetch_add(1, std::memory_order_relaxed) & mask]; }

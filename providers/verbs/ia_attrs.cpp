@@ -49,9 +49,12 @@ void VerbsTransport::ia_attributes(DAT_IA_ATTR *ia_attr, DAT_PROVIDER_ATTR *prov
     }
     if (prov_attr != nullptr) {
         prov_attr->max_private_data_size = kPdataConnect;
+        // Each is honoured (post.cpp): suppressed/unsignalled requests are posted without
+        // IBV_SEND_SIGNALED, solicited sends carry IBV_SEND_SOLICITED and solicited-wait
+        // receive EVDs arm for solicited completions only, a fence is IBV_SEND_FENCE.
         prov_attr->completion_flags_supported = static_cast<DAT_COMPLETION_FLAGS>(
             DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_SOLICITED_WAIT_FLAG |
-            DAT_COMPLETION_BARRIER_FENCE_FLAG);
+            DAT_COMPLETION_UNSIGNALLED_FLAG | DAT_COMPLETION_BARRIER_FENCE_FLAG);
         prov_attr->dto_async_return_guaranteed = DAT_TRUE;  // posts only queue work
     }
 }

@@ -112,6 +112,8 @@ DAT_RETURN VerbsTransport::rmr_bind(util::Rmr *rmr, util::Lmr *lmr, const DAT_LM
     slot->op = DAT_DTO_BIND_MW;
     slot->suppress = (flags & DAT_COMPLETION_SUPPRESS_FLAG) != 0;
     slot->rmr = rmr;
+    slot->ext = -1;
+    slot->retires = 1 + impl->sq.unsignalled.exchange(0, std::memory_order_relaxed);
     bind.wr_id = reinterpret_cast<std::uintptr_t>(slot);
     bind.send_flags = IBV_SEND_SIGNALED;
     ibv_mw *mw = mw_of(rmr);

@@ -98,6 +98,10 @@ DAT_RETURN VerbsTransport::open(const util::ProviderInstance *inst) noexcept {
     // already mean the peer acknowledged; there is nothing to delay.
     limits_.delayed_ack_supported = false;
     limits_.transport_name = "verbs";
+    // IB extensions: RDMA write with immediate is part of every RC QP; remote atomics
+    // only where the device has them (rxe: IBV_ATOMIC_HCA).
+    limits_.immediate_data = true;
+    limits_.atomics = a.atomic_cap != IBV_ATOMIC_NONE;
 
     int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (fd < 0) return util::kInternal;
@@ -184,6 +188,8 @@ DAT_RETURN VerbsTransport::ep_create(util::Ep *ep) noexcept {
             impl->max_inline = qa.cap.max_inline_data;
             impl->sq.init(impl.get(), qa.cap.max_send_wr, false);
             impl->rq.init(impl.get(), qa.cap.max_recv_wr, true);
+            if (at.recv_completion_flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG)
+                rcq->set_solicited_only();
             // Receives may be posted before the connection exists: INIT accepts them.
             if (qp_reset_to_init(impl.get()) != 0) {
                 DAPL_TRC(trace::kError, "verbs", "QP %u to INIT: %s", qp->qp_num,

@@ -59,6 +59,16 @@ class VerbsTransport final : public util::Transport {
     DAT_RETURN ep_post_rdma_read(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
                                  DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
                                  DAT_COMPLETION_FLAGS flags) noexcept override;
+    // IB extensions (post.cpp): IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_ATOMIC_* (where the
+    // device has atomics).
+    DAT_RETURN ep_post_write_immed(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                   DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                   std::uint32_t immed,
+                                   DAT_COMPLETION_FLAGS flags) noexcept override;
+    DAT_RETURN ep_post_atomic(util::Ep *ep, util::AtomicOp op, std::uint64_t add_or_compare,
+                              std::uint64_t swap, const DAT_LMR_TRIPLET *local,
+                              DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                              DAT_COMPLETION_FLAGS flags) noexcept override;
     void ep_idle(util::Ep *ep, bool *recv_idle, bool *request_idle) noexcept override;
 
     DAT_RETURN sp_listen(util::Sp *sp) noexcept override;

@@ -10,8 +10,12 @@
 #
 # Steps (each with a time limit; a server is started first, its client once it listens):
 #  1. verbs_probe -a over our provider: attributes, delayed_ack, RMR, empty-queue codes;
-#  2. Debian's dtest (default, -p, -W, -c; -b 4096 -B 10) and dtestcm -c 50 (and -w) over our verbs
-#     provider, through our libdat2 (LD_LIBRARY_PATH) and through Debian's (DAT_OVERRIDE);
+#     verbs_events: wake-up latency of merged DTO+connection+software EVDs and of CNOs
+#     (event-driven, no polling slice), connection events on a merged EVD, suppressed
+#     and solicited completions; through both libdat2s;
+#  2. Debian's dtest (default, -p, -W, -c, -w; -b 4096 -B 10), dtestcm -c 50 (and -w) and
+#     dtestx (IB extensions: write with immediate, atomics) over our verbs provider,
+#     through our libdat2 (LD_LIBRARY_PATH) and through Debian's (DAT_OVERRIDE);
 #  3. our libdat2 hosting Debian's libdaplofa.so.2: dtest (default, -p, -W);
 #  4. the figure: dat_bench RDMA-write 64 KiB bandwidth and 8-byte send latency, our
 #     provider against libdaplofa, same device, same libdat2 (Debian's), both in one process
@@ -117,6 +121,26 @@ dtool() {  # name lib ia tool args...
     check_dtool "$name" "$tool"
 }
 
+# Debian's dtestx, server then client (-c); it reports each test's PASSED line.
+dtestx_pair() {  # name lib ia
+    local name=$1 lib=$2 ia=$3 ok=0 why=""
+    # Like dtest, it exchanges its parameters over TCP port 15828: the client starts once
+    # the server listens there (its stdout is block-buffered into the log, so no line).
+    run_pair "$name" "$lib" dtestx -P "$ia" -- dtestx -P "$ia" -c -h $addr
+    [[ $PAIR_SRC == 0 && $PAIR_CRC == 0 ]] || { ok=1; why="rc server $PAIR_SRC client $PAIR_CRC"; }
+    for side in server client; do
+        for t in RDMA_WRITE_WITH_IMMEDIATE_DATA CMP_SWAP FETCH_ADD; do
+            grep -q "$t test - PASSED" "$out/$name.$side" || { ok=1; why="$why; $side: no $t PASSED"; }
+        done
+        grep -q 'IB extension test - .* PASSED' "$out/$name.$side" || { ok=1; why="$why; $side: no verdict"; }
+    done
+    if [[ $ok != 0 ]]; then
+        echo "---- $name server:"; tail -n 25 "$out/$name.server"
+        echo "---- $name client:"; tail -n 25 "$out/$name.client"
+    fi
+    record "$name" $ok "$why"
+}
+
 echo "rdma-suite: $(uname -r), $(nproc) CPUs; libdat2: ours=${ourlib} reference=$(readlink -f /usr/lib/x86_64-linux-gnu/libdat2.so.2)"
 start=$SECONDS
 
@@ -130,6 +154,18 @@ if [[ " $steps " == *" 1 "* ]]; then
         LD_LIBRARY_PATH=$ourlib timeout 60 "$tdir/verbs_probe" -P ofa-v2-verbs-rxe -a >"$out/probe-ours" 2>&1
         rc=$?; record "probe ofa-v2-verbs-rxe (our libdat2)" $rc "rc $rc"
     fi
+    fronts=("reference|-")
+    [[ $ourlib != - ]] && fronts=("opendat|$ourlib" "${fronts[@]}")
+    q=46100
+    for f in "${fronts[@]}"; do
+        fn=${f%%|*} lib=${f#*|}
+        lenv=()
+        [[ $lib != - ]] && lenv=("LD_LIBRARY_PATH=$lib")
+        env "${lenv[@]}" timeout 120 "$tdir/verbs_events" -P ofa-v2-verbs-rxe -n 30 -q $q >"$out/events-$fn" 2>&1
+        rc=$?; cat "$out/events-$fn"
+        record "verbs_events: event-driven waits, completion flags ($fn libdat2)" $rc "rc $rc"
+        q=$((q + 10))
+    done
 fi
 
 if [[ " $steps " == *" 2 "* ]]; then
@@ -143,6 +179,11 @@ if [[ " $steps " == *" 2 "* ]]; then
         dtool "dtest_cno_$fn" "$lib" ofa-v2-verbs-rxe dtest -b 4096 -B 10 -c
         dtool "dtestcm_50_$fn" "$lib" ofa-v2-verbs-rxe dtestcm -c 50
         dtool "dtestcm_50_wait_$fn" "$lib" ofa-v2-verbs-rxe dtestcm -c 50 -w
+        # IB extensions: dtest -w streams RDMA writes ending in a write with immediate
+        # (it takes that path when the IA reports DAT_EXTENSION_IB); dtestx runs its RC
+        # extension test (write with immediate, compare-and-swap, fetch-and-add).
+        dtool "dtest_write_stream_immed_$fn" "$lib" ofa-v2-verbs-rxe dtest -b 4096 -B 10 -w
+        dtestx_pair "dtestx_rc_$fn" "$lib" ofa-v2-verbs-rxe
     done
 fi
 
