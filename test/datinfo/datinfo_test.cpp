@@ -242,12 +242,12 @@ TEST(Datinfo, EnvJudgesValuesAsLibdat2Does) {
 // default files: the verdict says so (and "-e" alone must not open anything).
 TEST(Datinfo, EnvSaysABadOverrideRegistersNoProvider) {
     auto r = run_datinfo("", {"-e", "-l"}, {{"DAT_OVERRIDE", ""}});
-    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;  // kExitNoConfig: no file read
     EXPECT_HAS(r.out,
                "effect: invalid (empty file name): libdat2 reports a bad file name and "
                "registers no provider");
     r = run_datinfo("", {"-e", "-l"}, {{"DAT_OVERRIDE", "/nonexistent/dat.conf"}});
-    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;  // kExitNoConfig: no file read
     EXPECT_HAS(r.out, "effect: not readable: libdat2 reports a bad file name");
 }
 

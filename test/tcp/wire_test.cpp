@@ -402,8 +402,9 @@ TEST(TcpWireVersion, Version1PeerIsAnsweredInVersion1) {
 }
 
 // A newer peer (version 7, every capability bit) gets our version 2 and the capabilities
-// we implement (IMMEDIATE, ATOMICS), not the ones we do not know. Its headers may be longer than ours: 16 bytes of fields we do not
-// know after the base header are skipped, the payload behind them arrives intact.
+// we implement (IMMEDIATE, ATOMICS), not the ones we do not know. Its headers may be longer than
+// ours: 16 bytes of fields we do not know after the base header are skipped, the payload behind
+// them arrives intact.
 TEST(TcpWireVersion, NewerPeerAgreesOnVersion2AndLongerHeadersAreSkipped) {
     Node s;
     ASSERT_EQ(s.open(), DAT_SUCCESS);
@@ -438,10 +439,10 @@ TEST(TcpWireVersion, NewerPeerAgreesOnVersion2AndLongerHeadersAreSkipped) {
 }
 
 // What the rule refuses, each on a fresh version-2 connection: an op whose capability was
-// not agreed (write-with-immediate, atomics: the raw peer offers no capability), a frame of another version, a header
-// length shorter than the base, a flag nobody defined. Each is a protocol error: the
-// asynchronous EP error and DAT_CONNECTION_EVENT_BROKEN. And a CONN_REQ that does not use
-// the handshake's version-1 framing is refused at the listener, before any CR event.
+// not agreed (write-with-immediate, atomics: the raw peer offers no capability), a frame of another
+// version, a header length shorter than the base, a flag nobody defined. Each is a protocol error:
+// the asynchronous EP error and DAT_CONNECTION_EVENT_BROKEN. And a CONN_REQ that does not use the
+// handshake's version-1 framing is refused at the listener, before any CR event.
 TEST(TcpWireVersion, WhatTheRuleRefuses) {
     Node s;
     ASSERT_EQ(s.open(), DAT_SUCCESS);
