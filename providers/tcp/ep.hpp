@@ -19,6 +19,7 @@
 #include "tcp/iov.hpp"
 #include "tcp/net.hpp"
 #include "tcp/rx_state.hpp"
+#include "tcp/slot_array.hpp"
 #include "tcp/wire.hpp"
 #include "util/objects.hpp"
 
@@ -177,14 +178,14 @@ class TcpEp final : public Pollable {
 
     // Request ring: counters grow forever; slot = counter % size.
     std::vector<RequestWr> sq_;
-    std::vector<DAT_LMR_TRIPLET> sq_iov_;  // kMaxIov per slot
-    std::uint64_t sq_head_ = 0;            // oldest not yet completed
-    std::uint64_t sq_tx_ = 0;              // next to transmit
-    std::uint64_t sq_tail_ = 0;            // next free
+    SlotArray<DAT_LMR_TRIPLET> sq_iov_;  // kMaxIov per slot
+    std::uint64_t sq_head_ = 0;          // oldest not yet completed
+    std::uint64_t sq_tx_ = 0;            // next to transmit
+    std::uint64_t sq_tail_ = 0;          // next free
     // Receive ring. An endpoint created with an SRQ has one slot: the receive it took from
     // the SRQ for the message now arriving (ep_srq.cpp).
     std::vector<RecvWr> rq_;
-    std::vector<DAT_LMR_TRIPLET> rq_iov_;
+    SlotArray<DAT_LMR_TRIPLET> rq_iov_;  // kMaxIov per slot
     std::uint64_t rq_head_ = 0, rq_tail_ = 0;
     // Control ring.
     std::vector<CtrlFrame> ctrl_;

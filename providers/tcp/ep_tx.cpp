@@ -24,10 +24,10 @@ void TcpEp::init() {
     std::size_t nrecv = a.max_recv_dtos > 0 ? static_cast<std::size_t>(a.max_recv_dtos) : 1;
     std::size_t nrd = a.max_rdma_read_in > 0 ? static_cast<std::size_t>(a.max_rdma_read_in) : 1;
     sq_.resize(nreq);
-    sq_iov_.resize(nreq * kMaxIov);
+    sq_iov_.allocate(nreq * kMaxIov);
     const std::size_t own_recv = ep->srq != nullptr ? 1 : nrecv;  // SRQ: the one being filled
     rq_.resize(own_recv);
-    rq_iov_.resize(own_recv * kMaxIov);
+    rq_iov_.allocate(own_recv * kMaxIov);
     // Control frames answer the peer's requests (ACKs, read responses) plus our own
     // handshake frame; when the ring is full we stop reading, which pushes back on the peer.
     ctrl_.resize(nrecv + nrd + 8);
@@ -48,15 +48,17 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     // Build the new rings aside, then swap: a failed allocation changes nothing.
     try {
         std::vector<RequestWr> sq(nreq);
-        std::vector<DAT_LMR_TRIPLET> sq_iov(nreq * kMaxIov);
+        SlotArray<DAT_LMR_TRIPLET> sq_iov;
+        sq_iov.allocate(nreq * kMaxIov);
         std::vector<RecvWr> rq(nrecv);
-        std::vector<DAT_LMR_TRIPLET> rq_iov(nrecv * kMaxIov);
+        SlotArray<DAT_LMR_TRIPLET> rq_iov;
+        rq_iov.allocate(nrecv * kMaxIov);
         std::vector<CtrlFrame> ctrl(nrecv + nrd + 8);
         for (std::size_t i = 0; i < posted; ++i) {
             std::size_t from = (rq_head_ + i) % rq_.size();
             rq[i] = rq_[from];
             std::memcpy(&rq_iov[i * kMaxIov], &rq_iov_[from * kMaxIov],
-                        sizeof(DAT_LMR_TRIPLET) * kMaxIov);
+                        sizeof(DAT_LMR_TRIPLET) * static_cast<std::size_t>(rq_[from].niov));
         }
         sq_.swap(sq);
         sq_iov_.swap(sq_iov);
