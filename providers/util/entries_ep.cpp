@@ -258,7 +258,12 @@ bool modified_attr(const DAT_EP_ATTR &cur, DAT_EP_PARAM_MASK mask, const DAT_EP_
     auto over = [&](DAT_EP_PARAM_MASK bit, DAT_COUNT v, DAT_COUNT max) {
         return (mask & bit) && (v < 0 || v > max);
     };
+    auto unknown_flags = [&](DAT_EP_PARAM_MASK bit, DAT_COMPLETION_FLAGS f) {
+        return (mask & bit) && (static_cast<unsigned>(f) & ~kKnownCompletionFlags) != 0;
+    };
     if (((mask & DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE) && a.service_type != DAT_SERVICE_TYPE_RC) ||
+        unknown_flags(DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS, a.recv_completion_flags) ||
+        unknown_flags(DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS, a.request_completion_flags) ||
         over(DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, a.max_recv_dtos, lim.max_dto_per_ep) ||
         over(DAT_EP_FIELD_EP_ATTR_MAX_REQUEST_DTOS, a.max_request_dtos, lim.max_dto_per_ep) ||
         over(DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV, a.max_recv_iov, lim.max_iov) ||

@@ -117,6 +117,10 @@ TEST(ConformanceGaps, EpModifyRefusesWhatCannotChange) {
     EXPECT_TRUE(is_error(dat_ep_modify(n.ep, DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE, &p),
                          DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
     p = before;
+    p.ep_attr.request_completion_flags = static_cast<DAT_COMPLETION_FLAGS>(0x4000);  // no flag
+    EXPECT_TRUE(is_error(dat_ep_modify(n.ep, DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS, &p),
+                         DAT_INVALID_PARAMETER, DAT_INVALID_ARG3));
+    p = before;
     p.recv_evd_handle = n.pz;  // not an EVD
     EXPECT_EQ(DAT_GET_TYPE(dat_ep_modify(n.ep, DAT_EP_FIELD_RECV_EVD_HANDLE, &p)),
               DAT_INVALID_HANDLE);
