@@ -53,8 +53,9 @@ void TcpEp::post_request_completion(const RequestWr &w, DAT_DTO_COMPLETION_STATU
 }
 
 TcpEp::Step TcpEp::on_write_imm_frame() noexcept {
-    // The immediate data needs a receive: none posted, wait (as for a SEND).
-    if (rq_head_ == rq_tail_) return Step::Stop;
+    // The immediate data needs a receive: none posted (or none left in the SRQ), wait, as
+    // for a SEND.
+    if (rq_head_ == rq_tail_ && (ep->srq == nullptr || !take_srq_recv())) return Step::Stop;
     if ((rx_.hdr.flags & kFlagAckReq) && ctrl_full()) return Step::Stop;
     // The access check comes before a single payload byte is read.
     DAT_DTO_COMPLETION_STATUS st = util::AccessHold(ep->ia->mem)
@@ -76,6 +77,7 @@ void TcpEp::write_imm_placed() noexcept {
     util::post_ext_dto(
         ep->recv_evd, ep, r.cookie, DAT_DTO_SUCCESS, static_cast<DAT_COUNT>(rx_.hdr.length),
         static_cast<DAT_DTOS>(DAT_IB_DTO_RECV_IMMED), DAT_IB_RDMA_WRITE_IMMED_DATA, rx_.hdr.aux);
+    srq_recvs_done(1);
 }
 
 TcpEp::Step TcpEp::on_atomic_req() noexcept {

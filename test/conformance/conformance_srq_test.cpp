@@ -2,6 +2,7 @@
 // DAT API only, unchanged on every provider. An IA whose provider attributes say
 // srq_supported false must also refuse dat_srq_create with DAT_MODEL_NOT_SUPPORTED and
 // report max_srqs 0; the cases that need a queue are then UNSUPPORTED.
+#include <dat2/dat_ib_extensions.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -293,5 +294,95 @@ TEST(ConformanceSrq, MoreEndpointsThanReceivesAndLowWatermark) {
     EXPECT_EQ(reap(pid), 0);
     EXPECT_EQ(DAT_GET_TYPE(dat_srq_free(srq)), DAT_INVALID_STATE);
     for (auto ep : eps) ASSERT_EQ(dat_ep_free(ep), DAT_SUCCESS);
+    ASSERT_EQ(dat_srq_free(srq), DAT_SUCCESS);
+}
+
+// A write with immediate data consumes a receive like a SEND does: on an endpoint of an
+// SRQ, one of the SRQ's (it waited for a receive of the endpoint's own before, forever).
+TEST(ConformanceSrq, WriteWithImmediateTakesAnSrqReceive) {
+    {
+        Node probe;
+        ASSERT_EQ(probe.open(), DAT_SUCCESS);
+        if (!srq_supported(probe))
+            SKIP_UNSUPPORTED("no shared receive queues (srq_supported is false)");
+        DAT_IA_ATTR ia_attr;
+        ASSERT_EQ(dat_ia_query(probe.ia, nullptr, DAT_IA_FIELD_ALL, &ia_attr, 0, nullptr),
+                  DAT_SUCCESS);
+        if (ia_attr.extension_supported != DAT_EXTENSION_IB)
+            SKIP_UNSUPPORTED("no IB extensions (write with immediate)");
+    }
+    constexpr std::size_t kLen = 64;
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Buffer src;
+        Node c;
+        DAT_CONN_QUAL qual;
+        DAT_RMR_TRIPLET target{};
+        CHILD_CHECK(ch.recv(&qual) && ch.recv(&target));
+        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+        CHILD_CHECK(c.reg(&src, kLen) == DAT_SUCCESS);
+        std::memset(src.mem.data(), 'w', kLen);
+        DAT_EVENT_NUMBER outcome;
+        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
+                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        DAT_LMR_TRIPLET l = src.iov();
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = 7;
+        CHILD_CHECK(dat_ib_post_rdma_write_immed(c.ep, 1, &l, ck, &target, 0x5151u,
+                                                 DAT_COMPLETION_DEFAULT_FLAG) == DAT_SUCCESS);
+        DAT_EVENT ev;
+        CHILD_CHECK(c.next(c.req_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
+        int done = 0;
+        CHILD_CHECK(ch.recv(&done));
+        DAT_EVENT_NUMBER disc;
+        CHILD_CHECK(c.disconnect_and_wait(DAT_CLOSE_GRACEFUL_FLAG, &disc) == DAT_SUCCESS);
+        return 0;
+    });
+    ch.parent_side();
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    Buffer rbuf, target;
+    ASSERT_EQ(s.reg(&rbuf, kLen), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&target, kLen), DAT_SUCCESS);
+    DAT_SRQ_ATTR a{4, 1, 0};
+    DAT_SRQ_HANDLE srq = DAT_HANDLE_NULL;
+    ASSERT_EQ(dat_srq_create(s.ia, s.pz, &a, &srq), DAT_SUCCESS);
+    ASSERT_EQ(post(srq, rbuf, 0, kLen, 3), DAT_SUCCESS);
+    DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
+    ASSERT_EQ(
+        dat_ep_create_with_srq(s.ia, s.pz, s.recv_evd, s.req_evd, s.conn_evd, srq, nullptr, &ep),
+        DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    ASSERT_TRUE(ch.send(qual) && ch.send(target.rmr()));
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.cr_evd, &ev), DAT_SUCCESS);
+    ASSERT_EQ(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, ep, 0, nullptr),
+              DAT_SUCCESS);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    ASSERT_EQ(ev.event_number, DAT_CONNECTION_EVENT_ESTABLISHED);
+    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, static_cast<DAT_EVENT_NUMBER>(DAT_IB_DTO_EVENT));
+    const auto &d = ev.event_data.dto_completion_event_data;
+    EXPECT_EQ(d.ep_handle, ep);
+    EXPECT_EQ(d.status, DAT_DTO_SUCCESS);
+    EXPECT_EQ(d.user_cookie.as_64, 3u);
+    const auto &x = *reinterpret_cast<const DAT_IB_EXTENSION_EVENT_DATA *>(ev.event_extension_data);
+    EXPECT_EQ(x.type, DAT_IB_RDMA_WRITE_IMMED_DATA);
+    EXPECT_EQ(x.val.immed.data, 0x5151u);
+    sync_with_provider(ep);
+    EXPECT_EQ(target.mem[0], 'w');
+    EXPECT_EQ(target.mem[kLen - 1], 'w');
+    // The receive went back to the SRQ's count of completed work.
+    DAT_SRQ_PARAM p = query(srq);
+    EXPECT_EQ(p.available_dto_count, 0);
+    EXPECT_EQ(p.outstanding_dto_count, 0);
+    ASSERT_TRUE(ch.send(1));
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_DISCONNECTED);
+    EXPECT_EQ(reap(pid), 0);
+    ASSERT_EQ(dat_ep_free(ep), DAT_SUCCESS);
     ASSERT_EQ(dat_srq_free(srq), DAT_SUCCESS);
 }
