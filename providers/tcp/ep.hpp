@@ -127,6 +127,9 @@ class TcpEp final : public Pollable {
     bool take_srq_recv() noexcept;                  // ep_srq.cpp
     void srq_recvs_done(std::uint64_t n) noexcept;  // ... n taken receives completed
     Step on_write_frame() noexcept;
+    // An RDMA write's header (plain or with immediate): its target range checked before a
+    // single payload byte is read, then the payload goes straight there.
+    Step expect_remote_write(RxState::Done done) noexcept;
     Step on_read_req() noexcept;
     Step on_read_resp() noexcept;
     Step on_reply(bool nak) noexcept;

@@ -56,17 +56,7 @@ TcpEp::Step TcpEp::on_write_imm_frame() noexcept {
     // The immediate data needs a receive: none posted (or none left in the SRQ), wait, as
     // for a SEND.
     if (rq_head_ == rq_tail_ && (ep->srq == nullptr || !take_srq_recv())) return Step::Stop;
-    if ((rx_.hdr.flags & kFlagAckReq) && ctrl_full()) return Step::Stop;
-    // The access check comes before a single payload byte is read.
-    DAT_DTO_COMPLETION_STATUS st = util::AccessHold(ep->ia->mem)
-                                       .remote(rx_.hdr.rkey, ep->pz, ep, rx_.hdr.addr,
-                                               rx_.hdr.length, DAT_MEM_PRIV_REMOTE_WRITE_FLAG);
-    if (st != DAT_DTO_SUCCESS) return remote_violation(st);
-    rx_.dst.clear();
-    rx_.dst.push(reinterpret_cast<void *>(static_cast<std::uintptr_t>(rx_.hdr.addr)),
-                 rx_.hdr.length);
-    rx_.expect_payload(RxState::Done::WriteImm);
-    return Step::Continue;
+    return expect_remote_write(RxState::Done::WriteImm);
 }
 
 // The data of a WRITE_IMM is placed: the receive it consumes completes (its buffer is

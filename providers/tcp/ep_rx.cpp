@@ -182,8 +182,11 @@ TcpEp::Step TcpEp::on_send_frame() noexcept {
 }
 
 TcpEp::Step TcpEp::on_write_frame() noexcept {
+    return expect_remote_write(RxState::Done::Write);
+}
+
+TcpEp::Step TcpEp::expect_remote_write(RxState::Done done) noexcept {
     if ((rx_.hdr.flags & kFlagAckReq) && ctrl_full()) return Step::Stop;
-    // The access check comes before a single payload byte is read.
     DAT_DTO_COMPLETION_STATUS st = util::AccessHold(ep->ia->mem)  // also the RMR's EP scope
                                        .remote(rx_.hdr.rkey, ep->pz, ep, rx_.hdr.addr,
                                                rx_.hdr.length, DAT_MEM_PRIV_REMOTE_WRITE_FLAG);
@@ -191,7 +194,7 @@ TcpEp::Step TcpEp::on_write_frame() noexcept {
     rx_.dst.clear();
     rx_.dst.push(reinterpret_cast<void *>(static_cast<std::uintptr_t>(rx_.hdr.addr)),
                  rx_.hdr.length);
-    rx_.expect_payload(RxState::Done::Write);
+    rx_.expect_payload(done);
     return Step::Continue;
 }
 
