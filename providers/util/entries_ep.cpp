@@ -76,24 +76,23 @@ void release_uses(Ep *ep) noexcept {
 // DAT_PROVIDER_ATTR.dat_qos_supported (attrs.cpp): best effort only. A QoS we cannot give
 // is refused (DAT_MODEL_NOT_SUPPORTED), never silently downgraded; a value that is no
 // DAT_QOS at all is a bad argument.
-DAT_RETURN check_qos(DAT_QOS qos, int argno, const char *call) noexcept {
+DAT_RETURN check_qos(const DAT_QOS &qos_arg, int argno, const char *call) noexcept {
     constexpr unsigned kAllQos =
         DAT_QOS_HIGH_THROUGHPUT | DAT_QOS_LOW_LATENCY | DAT_QOS_ECONOMY | DAT_QOS_PREMIUM;
+    const auto qos = static_cast<unsigned>(enum_bits(qos_arg));
     if (qos == DAT_QOS_BEST_EFFORT) return DAT_SUCCESS;
-    if ((static_cast<unsigned>(qos) & ~kAllQos) != 0) {
-        DAPL_TRC(trace::kError, "ep", "%s: 0x%x is not a DAT_QOS", call,
-                 static_cast<unsigned>(qos));
+    if ((qos & ~kAllQos) != 0) {
+        DAPL_TRC(trace::kError, "ep", "%s: 0x%x is not a DAT_QOS", call, qos);
         return bad_arg(argno);
     }
-    DAPL_TRC(trace::kError, "ep", "%s: QoS 0x%x not supported (best effort only)", call,
-             static_cast<unsigned>(qos));
+    DAPL_TRC(trace::kError, "ep", "%s: QoS 0x%x not supported (best effort only)", call, qos);
     return err(DAT_MODEL_NOT_SUPPORTED);
 }
 
 // The queue and size limits of an EP attribute against the transport's (ep_create and
 // ep_modify share them).
 bool attr_within_limits(const DAT_EP_ATTR &a, const Limits &lim) noexcept {
-    return a.service_type == DAT_SERVICE_TYPE_RC && a.max_recv_dtos >= 0 &&
+    return enum_bits(a.service_type) == DAT_SERVICE_TYPE_RC && a.max_recv_dtos >= 0 &&
            a.max_request_dtos >= 0 && a.max_recv_dtos <= lim.max_dto_per_ep &&
            a.max_request_dtos <= lim.max_dto_per_ep && a.max_recv_iov <= lim.max_iov &&
            a.max_request_iov <= lim.max_iov && a.max_rdma_read_out <= lim.max_rdma_read_per_ep &&
@@ -235,8 +234,9 @@ constexpr unsigned kKnownCompletionFlags =
 bool modified_attr(const DAT_EP_ATTR &cur, DAT_EP_PARAM_MASK mask, const DAT_EP_ATTR &in,
                    const Limits &lim, DAT_EP_ATTR *out) noexcept {
     DAT_EP_ATTR a = cur;
+    // Copied as bytes: an enum field may hold a value outside its enumeration (judged below).
     auto take = [&](DAT_EP_PARAM_MASK bit, auto field) {
-        if (mask & bit) a.*field = in.*field;
+        if (mask & bit) std::memcpy(&(a.*field), &(in.*field), sizeof(a.*field));
     };
     take(DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE, &DAT_EP_ATTR::service_type);
     take(DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE, &DAT_EP_ATTR::max_message_size);
@@ -261,7 +261,8 @@ bool modified_attr(const DAT_EP_ATTR &cur, DAT_EP_PARAM_MASK mask, const DAT_EP_
     auto unknown_flags = [&](DAT_EP_PARAM_MASK bit, DAT_COMPLETION_FLAGS f) {
         return (mask & bit) && (static_cast<unsigned>(f) & ~kKnownCompletionFlags) != 0;
     };
-    if (((mask & DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE) && a.service_type != DAT_SERVICE_TYPE_RC) ||
+    if (((mask & DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE) &&
+         enum_bits(a.service_type) != DAT_SERVICE_TYPE_RC) ||
         unknown_flags(DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS, a.recv_completion_flags) ||
         unknown_flags(DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS, a.request_completion_flags) ||
         over(DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS, a.max_recv_dtos, lim.max_dto_per_ep) ||
@@ -451,6 +452,8 @@ DAT_RETURN ep_dup_connect(DAT_EP_HANDLE h, DAT_EP_HANDLE dup_h, DAT_TIMEOUT time
         remote = dup->remote_addr;
         qual = dup->remote_qual;
     }
+    // Checked here, before the value is passed on (and so loaded as a DAT_QOS).
+    if (DAT_RETURN rc = check_qos(qos, 6, "dat_ep_dup_connect"); rc != DAT_SUCCESS) return rc;
     return ep_connect(h, reinterpret_cast<sockaddr *>(&remote), qual, timeout, pdata_len, pdata,
                       qos, DAT_CONNECT_DEFAULT_FLAG);
 }

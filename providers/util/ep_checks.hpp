@@ -1,9 +1,24 @@
 // Checks shared by every transport's data path.
 #pragma once
 
+#include <cstring>
+#include <type_traits>
+
 #include "util/objects.hpp"
 
 namespace opendat::util {
+
+// The raw value of a C enum a consumer passed (a DAT_QOS, a DAT_SERVICE_TYPE, ...). It may
+// lie outside the enumeration, as a bad argument to refuse; loading it as the enum type is
+// undefined behaviour (the ubsan preset stops on it), so its bytes are read as the
+// underlying integer.
+template <class E>
+auto enum_bits(const E &e) noexcept {
+    static_assert(std::is_enum_v<E>);
+    std::underlying_type_t<E> v;
+    std::memcpy(&v, &e, sizeof v);
+    return v;
+}
 
 // Validates a local IOV against the EP's PZ and the LMR table: every segment with a
 // non-zero length must lie inside a live LMR of that PZ granting `need`. Sets *total to

@@ -18,21 +18,15 @@ void post_ext_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_ST
                   DAT_COUNT length, DAT_DTOS op, DAT_IB_EXT_TYPE type,
                   std::uint32_t immed) noexcept {
     if (evd == nullptr) return;
-    DAT_EVENT ev{};
+    DAT_EVENT ev = dto_event(ep, cookie, status, length, op);
     ev.event_number = static_cast<DAT_EVENT_NUMBER>(DAT_IB_DTO_EVENT);
-    auto &d = ev.event_data.dto_completion_event_data;
-    d.ep_handle = ep;
-    d.user_cookie = cookie;
-    d.status = status;
-    d.transfered_length = static_cast<DAT_SEG_LENGTH>(length);
-    d.operation = op;
     static_assert(sizeof(DAT_IB_EXTENSION_EVENT_DATA) <= sizeof ev.event_extension_data);
     DAT_IB_EXTENSION_EVENT_DATA x{};
     x.type = type;
     x.status = status == DAT_DTO_SUCCESS ? DAT_OP_SUCCESS : DAT_IB_OP_ERR;
     x.val.immed.data = immed;
     std::memcpy(ev.event_extension_data, &x, sizeof x);
-    if (!evd->post(ev)) post_async(ep->ia, DAT_ASYNC_ERROR_EVD_OVERFLOW, evd);
+    post_dto_event(evd, ep, ev);
 }
 
 namespace entry {

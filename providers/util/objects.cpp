@@ -53,9 +53,8 @@ void ep_connection_ended(Ep *ep, DAT_EVENT_NUMBER number, DAT_COUNT pdata_len,
         post_async(ep->ia, DAT_ASYNC_ERROR_EP_BROKEN, ep, DAT_EP_TRANSFER_TO_ERROR);
 }
 
-void post_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
-              DAT_COUNT length, DAT_DTOS op) noexcept {
-    if (evd == nullptr) return;
+DAT_EVENT dto_event(Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
+                    DAT_COUNT length, DAT_DTOS op) noexcept {
     DAT_EVENT ev{};
     ev.event_number = DAT_DTO_COMPLETION_EVENT;
     auto &d = ev.event_data.dto_completion_event_data;
@@ -64,7 +63,17 @@ void post_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS
     d.status = status;
     d.transfered_length = static_cast<DAT_SEG_LENGTH>(length);
     d.operation = op;
-    if (!evd->post(ev)) post_async(ep->ia, DAT_ASYNC_ERROR_EVD_OVERFLOW, evd);
+    return ev;
+}
+
+void post_dto_event(Evd *evd, Ep *ep, const DAT_EVENT &ev) noexcept {
+    if (evd != nullptr && !evd->post(ev)) post_async(ep->ia, DAT_ASYNC_ERROR_EVD_OVERFLOW, evd);
+}
+
+void post_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
+              DAT_COUNT length, DAT_DTOS op) noexcept {
+    if (evd == nullptr) return;
+    post_dto_event(evd, ep, dto_event(ep, cookie, status, length, op));
 }
 
 void Ia::adopt(Header *child) noexcept {

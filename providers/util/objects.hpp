@@ -178,6 +178,11 @@ void ep_connection_ended(Ep *ep, DAT_EVENT_NUMBER event_number, DAT_COUNT pdata_
 // A DTO completion on the EP's request or recv EVD.
 void post_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
               DAT_COUNT length, DAT_DTOS op) noexcept;
+// Its two halves, for completions with more in them (post_ext_dto, extension.cpp): the
+// DAT_DTO_COMPLETION_EVENT, and posting one (an overflow is reported on the async EVD).
+DAT_EVENT dto_event(Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
+                    DAT_COUNT length, DAT_DTOS op) noexcept;
+void post_dto_event(Evd *evd, Ep *ep, const DAT_EVENT &ev) noexcept;
 // A connection request for `cr` on its service point's EVD. False when it cannot be
 // posted (EVD full, no memory): util has then freed the CR and the transport refuses the
 // peer.
