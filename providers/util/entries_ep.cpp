@@ -258,8 +258,8 @@ bool modified_attr(const DAT_EP_ATTR &cur, DAT_EP_PARAM_MASK mask, const DAT_EP_
     auto over = [&](DAT_EP_PARAM_MASK bit, DAT_COUNT v, DAT_COUNT max) {
         return (mask & bit) && (v < 0 || v > max);
     };
-    auto unknown_flags = [&](DAT_EP_PARAM_MASK bit, DAT_COMPLETION_FLAGS f) {
-        return (mask & bit) && (static_cast<unsigned>(f) & ~kKnownCompletionFlags) != 0;
+    auto unknown_flags = [&](DAT_EP_PARAM_MASK bit, const DAT_COMPLETION_FLAGS &f) {
+        return (mask & bit) && (static_cast<unsigned>(enum_bits(f)) & ~kKnownCompletionFlags) != 0;
     };
     if (((mask & DAT_EP_FIELD_EP_ATTR_SERVICE_TYPE) &&
          enum_bits(a.service_type) != DAT_SERVICE_TYPE_RC) ||
