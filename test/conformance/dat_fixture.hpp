@@ -134,8 +134,10 @@ int connected_pair(Node &s, Channel &ch);
 int reap(int pid, int timeout_s = 30);
 
 // Before reading memory a peer wrote into through the provider (RDMA write placement):
-// a provider call that takes the EP's lock orders this thread after the progress thread's
-// placement, so the bytes the completion or the peer announced are visible.
+// the progress thread placed it. A consumer that learns out of band (a pipe, a later
+// message) that the data is there synchronizes with the provider through any DAT call on
+// the endpoint before reading it, as on an HCA; without that, ThreadSanitizer rightly sees
+// no ordering.
 inline void sync_with_provider(DAT_EP_HANDLE ep) {
     DAT_EP_STATE st;
     dat_ep_get_status(ep, &st, nullptr, nullptr);

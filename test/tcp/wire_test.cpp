@@ -49,10 +49,6 @@ struct RawHeader {
     std::uint32_t aux = 0;
 };
 
-// Memory placed by RDMA is written by the provider's progress thread. A consumer that
-// learns out of band (here: a pipe) that the data is there synchronizes with the provider
-// through any DAT call on the endpoint before reading it, as on an HCA; without that,
-// ThreadSanitizer rightly sees no ordering.
 }  // namespace
 
 TEST(TcpWire, MalformedFramesCloseTheConnection) {
