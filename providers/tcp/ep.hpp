@@ -145,8 +145,8 @@ class TcpEp final : public Pollable {
 
     // Revocation barrier (ep_access.cpp, util/access_guard.hpp).
     bool rx_target_alive(const util::AccessHold &h) const noexcept;
-    bool tx_source_alive(const util::AccessHold &h) const noexcept;
-    bool tx_needs_hold() const noexcept;
+    bool tx_needs_hold() const noexcept;  // the frame now sent reads registered memory
+    bool tx_source_alive(const util::AccessHold &h) const noexcept;  // when tx_needs_hold()
     void access_revoked(bool receiving) noexcept;
     // Limits per peer: close and drain deadlines (ep_deadline.cpp).
     void arm_close_deadline(bool after_violation) noexcept;

@@ -30,35 +30,31 @@ bool TcpEp::rx_target_alive(const util::AccessHold &h) const noexcept {
     return true;  // provider memory
 }
 
+// Called only when tx_needs_hold(): the frame's bytes come from registered memory.
 bool TcpEp::tx_source_alive(const util::AccessHold &h) const noexcept {
+    if (tx_src_ == TxSrc::Ctrl) {
+        const CtrlFrame &c = ctrl_[ctrl_head_ % ctrl_.size()];
+        return h.remote(c.rkey, ep->pz, ep, reinterpret_cast<std::uintptr_t>(c.data), c.hdr.length,
+                        DAT_MEM_PRIV_REMOTE_READ_FLAG) == DAT_DTO_SUCCESS;
+    }
+    const std::size_t slot = sq_tx_ % sq_.size();
+    return h.local(&sq_iov_[slot * kMaxIov], sq_[slot].niov, ep->pz, DAT_MEM_PRIV_NONE_FLAG) ==
+           DAT_DTO_SUCCESS;
+}
+
+// The one rule for which frames carry registered memory: a read response (a control frame
+// with the key it was checked under) and a request with a payload (not READ_REQ or
+// ATOMIC_REQ, whose operands travel in the header).
+bool TcpEp::tx_needs_hold() const noexcept {
     switch (tx_src_) {
         case TxSrc::Ctrl: {
             const CtrlFrame &c = ctrl_[ctrl_head_ % ctrl_.size()];
-            if (c.rkey == 0 || c.hdr.length == 0) return true;  // provider memory
-            return h.remote(c.rkey, ep->pz, ep, reinterpret_cast<std::uintptr_t>(c.data),
-                            c.hdr.length, DAT_MEM_PRIV_REMOTE_READ_FLAG) == DAT_DTO_SUCCESS;
+            return c.rkey != 0 && c.hdr.length != 0;
         }
         case TxSrc::Request: {
-            std::size_t slot = sq_tx_ % sq_.size();
-            const RequestWr &w = sq_[slot];
-            if (w.hdr.op == kReadReq || w.hdr.op == kAtomicReq) return true;  // no payload
-            return h.local(&sq_iov_[slot * kMaxIov], w.niov, ep->pz, DAT_MEM_PRIV_NONE_FLAG) ==
-                   DAT_DTO_SUCCESS;
+            const std::uint8_t op = sq_[sq_tx_ % sq_.size()].hdr.op;
+            return op != kReadReq && op != kAtomicReq;
         }
-        case TxSrc::Disc:
-        case TxSrc::None:
-            break;
-    }
-    return true;
-}
-
-bool TcpEp::tx_needs_hold() const noexcept {
-    switch (tx_src_) {
-        case TxSrc::Ctrl:
-            return ctrl_[ctrl_head_ % ctrl_.size()].rkey != 0;
-        case TxSrc::Request:
-            return sq_[sq_tx_ % sq_.size()].hdr.op != kReadReq &&
-                   sq_[sq_tx_ % sq_.size()].hdr.op != kAtomicReq;
         default:
             return false;
     }
