@@ -28,8 +28,7 @@ bool TcpEp::take_srq_recv() noexcept {
 }
 
 void TcpEp::srq_recvs_done(std::uint64_t n) noexcept {
-    if (ep->srq == nullptr) return;
-    for (; n > 0; --n) util::srq_completed(ep->srq);
+    if (ep->srq != nullptr && n > 0) util::srq_completed(ep->srq, static_cast<DAT_COUNT>(n));
 }
 
 void TcpEp::srq_ready() noexcept {

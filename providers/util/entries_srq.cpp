@@ -13,10 +13,6 @@ namespace opendat::util::entry {
 
 namespace {
 
-Srq *live_srq(DAT_SRQ_HANDLE h) noexcept {
-    return as<Srq>(h);
-}
-
 constexpr DAT_RETURN kBadSrq = invalid_handle(DAT_HANDLE_TYPE_SRQ);
 
 }  // namespace
@@ -65,7 +61,7 @@ DAT_RETURN srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_SRQ_ATTR *attr,
 }
 
 DAT_RETURN srq_free(DAT_SRQ_HANDLE h) noexcept {
-    Srq *srq = live_srq(h);
+    Srq *srq = as<Srq>(h);
     if (srq == nullptr) return kBadSrq;
     if (srq->users.load() > 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_IN_USE);
     srq->magic = kMagicDead;  // invalid from now on
@@ -78,7 +74,7 @@ DAT_RETURN srq_free(DAT_SRQ_HANDLE h) noexcept {
 
 DAT_RETURN srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                          DAT_DTO_COOKIE cookie) noexcept {
-    Srq *srq = live_srq(h);
+    Srq *srq = as<Srq>(h);
     if (srq == nullptr) return kBadSrq;
     if (n < 0 || (n > 0 && iov == nullptr)) return bad_arg(2);
     if (n > srq->max_recv_iov) return err(DAT_LENGTH_ERROR);
@@ -86,7 +82,7 @@ DAT_RETURN srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 }
 
 DAT_RETURN srq_query(DAT_SRQ_HANDLE h, DAT_SRQ_PARAM_MASK, DAT_SRQ_PARAM *p) noexcept {
-    Srq *srq = live_srq(h);
+    Srq *srq = as<Srq>(h);
     if (srq == nullptr) return kBadSrq;
     if (p == nullptr) return bad_arg(3);
     std::lock_guard lk(srq->mu);
@@ -97,19 +93,20 @@ DAT_RETURN srq_query(DAT_SRQ_HANDLE h, DAT_SRQ_PARAM_MASK, DAT_SRQ_PARAM *p) noe
     p->max_recv_iov = srq->max_recv_iov;
     p->low_watermark = srq->low_watermark;
     p->available_dto_count = static_cast<DAT_COUNT>(srq->ring.size());
-    p->outstanding_dto_count = static_cast<DAT_COUNT>(srq->ring.size()) + srq->taken;
+    p->outstanding_dto_count = static_cast<DAT_COUNT>(srq->ring.size()) + srq->taken.load();
     return DAT_SUCCESS;
 }
 
 DAT_RETURN srq_resize(DAT_SRQ_HANDLE h, DAT_COUNT max_recv_dtos) noexcept {
-    Srq *srq = live_srq(h);
+    Srq *srq = as<Srq>(h);
     if (srq == nullptr) return kBadSrq;
     if (max_recv_dtos <= 0 || max_recv_dtos > srq->ia->transport->limits().max_recv_per_srq)
         return bad_arg(2);
     std::lock_guard lk(srq->mu);
     // Receives posted and not yet completed keep their place: the queue cannot shrink
     // below them.
-    if (max_recv_dtos < static_cast<DAT_COUNT>(srq->ring.size()) + srq->taken) return bad_arg(2);
+    if (max_recv_dtos < static_cast<DAT_COUNT>(srq->ring.size()) + srq->taken.load())
+        return bad_arg(2);
     try {
         srq->ring.reshape(static_cast<std::size_t>(max_recv_dtos),
                           static_cast<std::size_t>(srq->max_recv_iov));
@@ -122,7 +119,7 @@ DAT_RETURN srq_resize(DAT_SRQ_HANDLE h, DAT_COUNT max_recv_dtos) noexcept {
 }
 
 DAT_RETURN srq_set_lw(DAT_SRQ_HANDLE h, DAT_COUNT low_watermark) noexcept {
-    Srq *srq = live_srq(h);
+    Srq *srq = as<Srq>(h);
     if (srq == nullptr) return kBadSrq;
     std::lock_guard lk(srq->mu);
     if (low_watermark < 0 || low_watermark > srq->max_recv_dtos) return bad_arg(2);

@@ -59,7 +59,7 @@ DAT_RETURN srq_post_locked(Srq *srq, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 
 bool srq_take_locked(Srq *srq, SrqRecv *r, DAT_LMR_TRIPLET *iov) noexcept {
     if (!srq->ring.pop(r, iov)) return false;
-    ++srq->taken;
+    srq->taken.fetch_add(1, std::memory_order_relaxed);
     const auto available = static_cast<DAT_COUNT>(srq->ring.size());
     if (srq->lw_armed && available < srq->low_watermark) {
         // The DAT 2.0 event numbers have no SRQ-specific one: the SRQ's asynchronous event
@@ -74,9 +74,8 @@ bool srq_take_locked(Srq *srq, SrqRecv *r, DAT_LMR_TRIPLET *iov) noexcept {
     return true;
 }
 
-void srq_completed(Srq *srq) noexcept {
-    std::lock_guard lk(srq->mu);
-    if (srq->taken > 0) --srq->taken;
+void srq_completed(Srq *srq, DAT_COUNT n) noexcept {
+    srq->taken.fetch_sub(n, std::memory_order_relaxed);
 }
 
 DAT_RETURN Transport::srq_post_recv(Srq *srq, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,

@@ -65,7 +65,9 @@ struct Srq : Header {
     DAT_COUNT low_watermark = 0;  // 0 (DAT_SRQ_LW_DEFAULT): no event
     bool lw_armed = false;        // the event fires once per dat_srq_set_lw
     SrqRing ring;
-    DAT_COUNT taken = 0;  // taken by endpoints, not yet completed
+    // Taken by endpoints, not yet completed. Atomic: a completion gives its receive back
+    // without the lock (srq_completed runs on the receive path), queries read it under it.
+    std::atomic<DAT_COUNT> taken{0};
 
     void *impl = nullptr;  // the transport's per-SRQ state
 };
@@ -79,7 +81,7 @@ DAT_RETURN srq_post_locked(Srq *srq, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 // posted. Leaving fewer than the armed low watermark available posts the SRQ's
 // low-watermark asynchronous event (see srq.cpp) and disarms it.
 bool srq_take_locked(Srq *srq, SrqRecv *r, DAT_LMR_TRIPLET *iov) noexcept;
-// A receive an endpoint took has completed (successfully, in error or flushed).
-void srq_completed(Srq *srq) noexcept;
+// `n` receives an endpoint took have completed (successfully, in error or flushed).
+void srq_completed(Srq *srq, DAT_COUNT n) noexcept;
 
 }  // namespace opendat::util
