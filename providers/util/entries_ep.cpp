@@ -500,10 +500,7 @@ DAT_RETURN ep_post_rdma_write(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov
                               DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
                               DAT_COMPLETION_FLAGS flags) noexcept {
     Ep *ep = nullptr;
-    if (DAT_RETURN rc = post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
-    if (remote == nullptr) return bad_arg(5);
-    if (n > ep->attr.max_rdma_write_iov && n > ep->attr.max_request_iov)
-        return err(DAT_LENGTH_ERROR);
+    if (DAT_RETURN rc = rdma_write_checks(h, n, iov, remote, &ep); rc != DAT_SUCCESS) return rc;
     return ep->ia->transport->ep_post_rdma_write(ep, n, iov, cookie, remote, flags);
 }
 
@@ -772,6 +769,17 @@ DAT_RETURN cr_reject(DAT_CR_HANDLE h, DAT_COUNT pdata_len, const DAT_PVOID pdata
 }
 
 }  // namespace entry
+
+DAT_RETURN rdma_write_checks(DAT_EP_HANDLE h, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                             const DAT_RMR_TRIPLET *remote, Ep **out) noexcept {
+    Ep *ep = nullptr;
+    if (DAT_RETURN rc = entry::post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
+    if (remote == nullptr) return bad_arg(5);
+    if (n > ep->attr.max_rdma_write_iov && n > ep->attr.max_request_iov)
+        return err(DAT_LENGTH_ERROR);
+    *out = ep;
+    return DAT_SUCCESS;
+}
 
 // DAT_PSP_PROVIDER_FLAG: an EP of the PSP's IA with the provider's default attributes, no
 // PZ and no DTO EVDs (the consumer sets them with dat_ep_modify before accepting on it, or

@@ -11,6 +11,7 @@
 
 #include "trace/trace.hpp"
 #include "util/entries.hpp"
+#include "util/ep_checks.hpp"
 
 namespace opendat::util {
 
@@ -60,10 +61,6 @@ DAT_RETURN not_supported(const char *what, const char *why) noexcept {
     return kNotImplemented;
 }
 
-Ep *post_ep(DAT_HANDLE h) noexcept {
-    return as<Ep>(h);
-}
-
 DAT_RETURN write_immed(DAT_HANDLE h, va_list args) noexcept {
     const DAT_COUNT n = va_arg(args, DAT_COUNT);
     const DAT_LMR_TRIPLET *iov = va_arg(args, const DAT_LMR_TRIPLET *);
@@ -71,14 +68,10 @@ DAT_RETURN write_immed(DAT_HANDLE h, va_list args) noexcept {
     const DAT_RMR_TRIPLET *remote = va_arg(args, const DAT_RMR_TRIPLET *);
     const auto immed = static_cast<std::uint32_t>(va_arg(args, unsigned int));
     const auto flags = static_cast<DAT_COMPLETION_FLAGS>(va_arg(args, int));
-    Ep *ep = post_ep(h);
-    if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
-    if (n < 0 || (n > 0 && iov == nullptr)) return bad_arg(2);
-    if (remote == nullptr) return bad_arg(5);
-    if (n > ep->attr.max_rdma_write_iov && n > ep->attr.max_request_iov)
-        return err(DAT_LENGTH_ERROR);
-    DAT_RETURN rc =
-        ep->ia->transport->ep_post_write_immed(ep, n, iov, cookie, remote, immed, flags);
+    Ep *ep = nullptr;  // the same argument checks as dat_ep_post_rdma_write
+    DAT_RETURN rc = rdma_write_checks(h, n, iov, remote, &ep);
+    if (rc != DAT_SUCCESS) return rc;
+    rc = ep->ia->transport->ep_post_write_immed(ep, n, iov, cookie, remote, immed, flags);
     if (rc == kNotImplemented) return not_supported("RDMA write with immediate", "transport");
     return rc;
 }
@@ -93,7 +86,7 @@ DAT_RETURN atomic(DAT_HANDLE h, AtomicOp op, va_list args) noexcept {
     const DAT_DTO_COOKIE cookie = va_arg(args, DAT_DTO_COOKIE);
     const DAT_RMR_TRIPLET *remote = va_arg(args, const DAT_RMR_TRIPLET *);
     const auto flags = static_cast<DAT_COMPLETION_FLAGS>(va_arg(args, int));
-    Ep *ep = post_ep(h);
+    Ep *ep = as<Ep>(h);
     if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
     if (local == nullptr) return bad_arg(3 + shift);
     // The original value is 8 bytes; a shorter local segment cannot take it.
