@@ -196,6 +196,28 @@ util::Sp *PortRoutes::route(DAT_CONN_QUAL qual, std::uint16_t base) const noexce
     return nullptr;
 }
 
+DAT_RETURN PortRoutes::add(util::Sp *sp, bool is_direct) noexcept {
+    if (is_direct) {
+        if (direct != nullptr) return util::err(DAT_CONN_QUAL_IN_USE);
+        direct = sp;
+        return DAT_SUCCESS;
+    }
+    for (const util::Sp *other : beyond)
+        if (other->qual == sp->qual) return util::err(DAT_CONN_QUAL_IN_USE);
+    try {
+        beyond.push_back(sp);
+    } catch (...) {
+        return util::kNoMemory;
+    }
+    return DAT_SUCCESS;
+}
+
+bool PortRoutes::remove(const util::Sp *sp) noexcept {
+    if (direct == sp) direct = nullptr;
+    std::erase(beyond, sp);
+    return direct == nullptr && beyond.empty();
+}
+
 // A listening socket for the service points of one TCP port.
 class Listener final : public Pollable {
   public:
@@ -512,18 +534,7 @@ DAT_RETURN TcpTransport::sp_listen(util::Sp *sp) noexcept {
     // Another service point of this IA already listens on the port: share its listener.
     Listener *l = it->second;
     std::lock_guard rlk(l->routes->mu);
-    if (direct) {
-        if (l->routes->direct != nullptr) return util::err(DAT_CONN_QUAL_IN_USE);
-        l->routes->direct = sp;
-    } else {
-        for (const util::Sp *other : l->routes->beyond)
-            if (other->qual == qual) return util::err(DAT_CONN_QUAL_IN_USE);
-        try {
-            l->routes->beyond.push_back(sp);
-        } catch (...) {
-            return util::kNoMemory;
-        }
-    }
+    if (DAT_RETURN rc = l->routes->add(sp, direct); rc != DAT_SUCCESS) return rc;
     sp->impl = l;
     DAPL_TRC(trace::kInfo, "tcp", "qualifier %llu shares the listener on port %u",
              static_cast<unsigned long long>(qual), port);
@@ -560,10 +571,7 @@ DAT_RETURN TcpTransport::open_listener(util::Sp *sp, std::uint16_t port, bool di
     const std::uint16_t bound_port = get_port(bound);
     try {
         auto routes = std::make_shared<PortRoutes>();
-        if (direct)
-            routes->direct = sp;
-        else
-            routes->beyond.push_back(sp);
+        if (DAT_RETURN rc = routes->add(sp, direct); rc != DAT_SUCCESS) return rc;  // memory
         if (qual == 0) sp->qual = bound_port - params_.port_base;
         int raw = fd.get();
         auto *l = new Listener(this, routes, std::move(fd), bound_port);
@@ -589,9 +597,7 @@ void TcpTransport::sp_close(util::Sp *sp) noexcept {
     std::lock_guard lk(ports_mu_);
     {
         std::lock_guard rlk(l->routes->mu);
-        if (l->routes->direct == sp) l->routes->direct = nullptr;
-        std::erase(l->routes->beyond, sp);
-        last = l->routes->empty();
+        last = l->routes->remove(sp);
     }
     if (!last) return;
     ports_.erase(l->port);

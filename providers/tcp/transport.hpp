@@ -29,7 +29,11 @@ struct PortRoutes {
     // qualifier that fits the port range (or 0, as a version-1 peer sends) is routed by the
     // port, as before qualifiers were carried; one beyond it must match exactly.
     util::Sp *route(DAT_CONN_QUAL qual, std::uint16_t base) const noexcept;
-    bool empty() const noexcept { return direct == nullptr && beyond.empty(); }
+    // Adds `sp` as the port's own service point (`is_direct`) or as one beyond the port
+    // range; DAT_CONN_QUAL_IN_USE when its place is taken (mu held).
+    DAT_RETURN add(util::Sp *sp, bool is_direct) noexcept;
+    // Removes `sp`; true when the port serves no service point any more (mu held).
+    bool remove(const util::Sp *sp) noexcept;
 };
 
 class Listener;
