@@ -18,42 +18,55 @@ TcpEp::TcpEp(TcpTransport *tr, util::Ep *e) : ep(e), tr_(tr) {}
 
 TcpEp::~TcpEp() = default;
 
-void TcpEp::init() {
-    const DAT_EP_ATTR &a = ep->attr;
-    std::size_t nreq = a.max_request_dtos > 0 ? static_cast<std::size_t>(a.max_request_dtos) : 1;
-    std::size_t nrecv = a.max_recv_dtos > 0 ? static_cast<std::size_t>(a.max_recv_dtos) : 1;
-    std::size_t nrd = a.max_rdma_read_in > 0 ? static_cast<std::size_t>(a.max_rdma_read_in) : 1;
-    sq_.resize(nreq);
-    sq_iov_.allocate(nreq * kMaxIov);
-    const std::size_t own_recv = ep->srq != nullptr ? 1 : nrecv;  // SRQ: the one being filled
-    rq_.resize(own_recv);
-    rq_iov_.allocate(own_recv * kMaxIov);
+namespace {
+
+std::size_t at_least_one(DAT_COUNT v) noexcept {
+    return v > 0 ? static_cast<std::size_t>(v) : 1;
+}
+
+// The ring sizes an EP attribute asks for (ep_create, and dat_ep_modify's reconfigure).
+struct RingSizes {
+    std::size_t req, recv, ctrl;
+};
+RingSizes ring_sizes(const DAT_EP_ATTR &a, bool srq) noexcept {
+    const std::size_t nrecv = at_least_one(a.max_recv_dtos);
+    // An SRQ endpoint holds one receive of its own: the one its current message lands in.
     // Control frames answer the peer's requests (ACKs, read responses) plus our own
     // handshake frame; when the ring is full we stop reading, which pushes back on the peer.
-    ctrl_.resize(nrecv + nrd + 8);
+    return {at_least_one(a.max_request_dtos), srq ? 1 : nrecv,
+            nrecv + at_least_one(a.max_rdma_read_in) + 8};
+}
+
+}  // namespace
+
+void TcpEp::init() {
+    const RingSizes n = ring_sizes(ep->attr, ep->srq != nullptr);
+    sq_.resize(n.req);
+    sq_iov_.allocate(n.req * kMaxIov);
+    rq_.resize(n.recv);
+    rq_iov_.allocate(n.recv * kMaxIov);
+    ctrl_.resize(n.ctrl);
 }
 
 DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     if (phase_ != Phase::Idle || fd_ || sq_head_ != sq_tail_ || ctrl_head_ != ctrl_tail_)
         return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
-    std::size_t nreq = a.max_request_dtos > 0 ? static_cast<std::size_t>(a.max_request_dtos) : 1;
-    std::size_t nrecv = a.max_recv_dtos > 0 ? static_cast<std::size_t>(a.max_recv_dtos) : 1;
-    std::size_t nrd = a.max_rdma_read_in > 0 ? static_cast<std::size_t>(a.max_rdma_read_in) : 1;
+    const RingSizes n = ring_sizes(a, ep->srq != nullptr);
     std::size_t posted = rq_tail_ - rq_head_;
-    if (posted > nrecv) {
+    if (posted > n.recv) {
         DAPL_TRC(trace::kError, "tcp", "EP %p: %zu receives posted, more than max_recv_dtos %zu",
-                 static_cast<void *>(ep), posted, nrecv);
+                 static_cast<void *>(ep), posted, n.recv);
         return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
     }
     // Build the new rings aside, then swap: a failed allocation changes nothing.
     try {
-        std::vector<RequestWr> sq(nreq);
+        std::vector<RequestWr> sq(n.req);
         SlotArray<DAT_LMR_TRIPLET> sq_iov;
-        sq_iov.allocate(nreq * kMaxIov);
-        std::vector<RecvWr> rq(nrecv);
+        sq_iov.allocate(n.req * kMaxIov);
+        std::vector<RecvWr> rq(n.recv);
         SlotArray<DAT_LMR_TRIPLET> rq_iov;
-        rq_iov.allocate(nrecv * kMaxIov);
-        std::vector<CtrlFrame> ctrl(nrecv + nrd + 8);
+        rq_iov.allocate(n.recv * kMaxIov);
+        std::vector<CtrlFrame> ctrl(n.ctrl);
         for (std::size_t i = 0; i < posted; ++i) {
             std::size_t from = (rq_head_ + i) % rq_.size();
             rq[i] = rq_[from];
