@@ -3,6 +3,7 @@
 
 #include <netinet/in.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -23,6 +24,22 @@ namespace {
 
 TcpEp *tcp_ep(util::Ep *ep) noexcept {
     return static_cast<TcpEp *>(ep->impl);
+}
+
+// max_eps: an endpoint costs memory only, except while it connects or is connected, when it
+// holds one socket. So the endpoints that can be connected at once are bounded by the
+// descriptors the process may open: the hard RLIMIT_NOFILE (an application raises its soft
+// limit up to it, as datscale does), less a reserve for the IA's own (epoll, eventfds,
+// listeners) and the application's. A fixed figure would understate a raised limit
+// (10,000 endpoints work) or promise more than the process can open.
+DAT_COUNT connectable_eps() noexcept {
+    constexpr rlim_t kReserve = 64;
+    constexpr rlim_t kMax = 0x7fffffff;
+    rlimit lim{};
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 1024 - static_cast<DAT_COUNT>(kReserve);
+    rlim_t n = lim.rlim_max == RLIM_INFINITY ? kMax : lim.rlim_max;
+    n = n > kReserve * 2 ? n - kReserve : n / 2;
+    return static_cast<DAT_COUNT>(n > kMax ? kMax : n);
 }
 
 // A passive connection whose CONN_REQ is being read. Once complete it becomes a CR and
@@ -367,6 +384,7 @@ TcpTransport::TcpTransport(util::Ia *ia, const IaParams &params) : ia_(ia), para
     // offers none: the IA then reports no extensions).
     limits_.immediate_data = (params.offer.caps & kCapImmediate) != 0;
     limits_.atomics = (params.offer.caps & kCapAtomics) != 0;
+    limits_.max_eps = connectable_eps();
     limits_.max_srqs = 4096;
     limits_.max_ep_per_srq = limits_.max_eps;
     limits_.max_recv_per_srq = 1 << 16;

@@ -26,6 +26,19 @@ for line in "endpoints: 1 busy + $idle idle" "Connection set-up, $idle connectio
     '| 1 (after they are gone) | 500 |' "latency ratio, $n endpoints" 'load average'; do
     grep -qF -- "$line" <<<"$out" || { echo "FAIL: no '$line'"; fail=1; }
 done
+# max_eps tells the truth: the endpoints the IA can connect at once, the hard descriptor
+# limit (datscale inherits ours) less the 64 it keeps in reserve (docs/tcp-provider.md,
+# "Limits per peer"); at least the endpoints that just connected.
+max_eps=$(sed -n 's/.*the IA reports max_eps \([0-9]*\).*/\1/p' <<<"$out" | head -1)
+hard=$(ulimit -Hn)
+[[ $hard == unlimited ]] && want=$((2147483647 - 64)) || want=$((hard > 128 ? hard - 64 : hard / 2))
+if [[ "$max_eps" != "$want" ]]; then
+    echo "FAIL: the IA reports max_eps '$max_eps', not $want (hard descriptor limit $hard less 64)"
+    fail=1
+elif ((max_eps < n)); then
+    echo "FAIL: the IA reports max_eps $max_eps, below the $n endpoints that connected"
+    fail=1
+fi
 head -1 "$csv" | grep -q '^section,test,endpoints' || { echo "FAIL: CSV header missing"; fail=1; }
 for t in tcp_connect_accept dat_connect_accept dat_ep_client dat_ep_server \
     dat_send_pingpong_1ep dat_send_pingpong_idle dat_send_pingpong_1ep_after; do
