@@ -139,6 +139,11 @@ class TcpEp final : public Pollable {
     Step on_atomic_req() noexcept;
     Step on_atomic_resp() noexcept;
     void write_imm_placed() noexcept;
+    // Whether the message now received (SEND or WRITE_IMM) ends a solicited-only wait: its
+    // sender marked it, or could not (a peer without kCapSolicited).
+    bool rx_solicited() const noexcept {
+        return (rx_.hdr.flags & kFlagSolicited) != 0 || (wire_.caps & kCapSolicited) == 0;
+    }
     void post_request_completion(const RequestWr &w, DAT_DTO_COMPLETION_STATUS st) noexcept;
     Step remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept;
     RequestWr *find_wr(std::uint32_t seq, std::uint64_t *counter) noexcept;

@@ -64,9 +64,10 @@ TcpEp::Step TcpEp::on_write_imm_frame() noexcept {
 void TcpEp::write_imm_placed() noexcept {
     RecvWr &r = rq_[rq_head_ % rq_.size()];
     ++rq_head_;
-    util::post_ext_dto(
-        ep->recv_evd, ep, r.cookie, DAT_DTO_SUCCESS, static_cast<DAT_COUNT>(rx_.hdr.length),
-        static_cast<DAT_DTOS>(DAT_IB_DTO_RECV_IMMED), DAT_IB_RDMA_WRITE_IMMED_DATA, rx_.hdr.aux);
+    util::post_ext_dto(ep->recv_evd, ep, r.cookie, DAT_DTO_SUCCESS,
+                       static_cast<DAT_COUNT>(rx_.hdr.length),
+                       static_cast<DAT_DTOS>(DAT_IB_DTO_RECV_IMMED), DAT_IB_RDMA_WRITE_IMMED_DATA,
+                       rx_.hdr.aux, rx_solicited());
     srq_recvs_done(1);
 }
 

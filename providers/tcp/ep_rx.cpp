@@ -100,7 +100,7 @@ bool TcpEp::rx_header() noexcept {
     }
     // Until the handshake completes, wire_ is version 1: the handshake's framing.
     if (h.magic != kWireMagic || h.version != wire_.version || ext < 0 ||
-        (h.flags & ~kKnownFlags) != 0 || !op_allowed(h.op, wire_.caps)) {
+        !flags_allowed(h.op, h.flags, wire_.caps) || !op_allowed(h.op, wire_.caps)) {
         protocol_error("bad frame header");
         return false;
     }
@@ -301,7 +301,7 @@ TcpEp::Step TcpEp::rx_payload_done() noexcept {
             RecvWr &r = rq_[rq_head_ % rq_.size()];
             ++rq_head_;
             util::post_dto(ep->recv_evd, ep, r.cookie, DAT_DTO_SUCCESS,
-                           static_cast<DAT_COUNT>(rx_.hdr.length), DAT_DTO_RECEIVE);
+                           static_cast<DAT_COUNT>(rx_.hdr.length), DAT_DTO_RECEIVE, rx_solicited());
             srq_recvs_done(1);
             break;
         }

@@ -184,6 +184,11 @@ DAT_RETURN TcpEp::post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET 
         w.hdr.addr = remote->virtual_address;
         w.hdr.rkey = remote->rmr_context;
     }
+    // A solicited message, as IBV_SEND_SOLICITED: its receive wakes a solicited-only
+    // waiter. A peer that did not agree to the flag takes every message as solicited.
+    if ((flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG) && (wire_.caps & kCapSolicited) &&
+        (w.hdr.op == kSend || w.hdr.op == kWriteImm))
+        w.hdr.flags |= kFlagSolicited;
     w.need_reply = dto == DAT_DTO_RDMA_READ || atomic;  // read data / the original value
     if (dto != DAT_DTO_RDMA_READ && !atomic && ep->delayed_ack.load(std::memory_order_relaxed)) {
         w.hdr.flags |= kFlagAckReq;

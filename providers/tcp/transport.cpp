@@ -375,9 +375,10 @@ TcpTransport::TcpTransport(util::Ia *ia, const IaParams &params) : ia_(ia), para
     limits_.transport_name = "tcp";
     limits_.delayed_ack_supported = true;
     // ep_tx.cpp: a suppressed request that succeeds posts no event; a fenced one waits for
-    // the RDMA reads before it.
-    limits_.completion_flags = static_cast<DAT_COMPLETION_FLAGS>(DAT_COMPLETION_SUPPRESS_FLAG |
-                                                                 DAT_COMPLETION_BARRIER_FENCE_FLAG);
+    // the RDMA reads before it; a solicited one is marked so on the wire (kFlagSolicited).
+    limits_.completion_flags = static_cast<DAT_COMPLETION_FLAGS>(
+        DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_BARRIER_FENCE_FLAG |
+        DAT_COMPLETION_SOLICITED_WAIT_FLAG);
     limits_.max_iov = kMaxIov;
     limits_.transport_mtu = 65536;
     // The IB extensions, as far as this IA offers them on the wire (DAT_TCP_WIRE_VERSION=1
@@ -405,6 +406,10 @@ DAT_RETURN TcpTransport::ep_create(util::Ep *ep) noexcept {
         return util::kNoMemory;
     }
     ep->impl = t;
+    // An SRQ endpoint posts no receives of its own: its attribute is the only way to ask.
+    if ((ep->attr.recv_completion_flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG) &&
+        ep->recv_evd != nullptr)
+        ep->recv_evd->set_solicited_only();
     return DAT_SUCCESS;
 }
 
@@ -443,8 +448,14 @@ DAT_RETURN TcpTransport::ep_post_send(util::Ep *ep, DAT_COUNT n, const DAT_LMR_T
 }
 
 DAT_RETURN TcpTransport::ep_post_recv(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                      DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS) noexcept {
+                                      DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
     std::lock_guard lk(ep->mu);
+    // A receive for solicited notification (or the EP's attribute asking for it, as the
+    // reference reads it): the receive EVD's waiters wake for solicited events only, as a
+    // verbs CQ armed with solicited_only does (util/evd.hpp).
+    if (((flags | ep->attr.recv_completion_flags) & DAT_COMPLETION_SOLICITED_WAIT_FLAG) &&
+        ep->recv_evd != nullptr)
+        ep->recv_evd->set_solicited_only();
     return tcp_ep(ep)->post_recv(n, iov, cookie);
 }
 

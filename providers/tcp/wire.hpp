@@ -57,16 +57,29 @@ enum Op : std::uint8_t {
 
 enum Flags : std::uint8_t {
     kFlagAckReq = 1,  // the initiator wants an ACK once the payload is placed
+    // SEND / WRITE_IMM (kCapSolicited): the message is solicited
+    // (DAT_COMPLETION_SOLICITED_WAIT_FLAG): its receive completion wakes a solicited-only
+    // waiter.
+    kFlagSolicited = 2,
 };
-constexpr std::uint8_t kKnownFlags = kFlagAckReq;
 
 // Capability bits (CONN_REQ/CONN_ACC `rkey`). An op of a capability the peer did not
 // offer is never sent (the post fails) and refused if received.
 enum Cap : std::uint32_t {
     kCapImmediate = 1u << 0,  // RDMA write with immediate data
     kCapAtomics = 1u << 1,    // compare-and-swap, fetch-and-add
+    // The solicited flag. Without it the sender cannot mark a message, so the receiver
+    // takes every message as solicited (a solicited-only waiter still wakes).
+    kCapSolicited = 1u << 2,
 };
-constexpr std::uint32_t kCapsImplemented = kCapImmediate | kCapAtomics;
+constexpr std::uint32_t kCapsImplemented = kCapImmediate | kCapAtomics | kCapSolicited;
+
+// Whether a frame's flags are defined for its op under the agreed capabilities.
+inline bool flags_allowed(std::uint8_t op, std::uint8_t flags, std::uint32_t caps) noexcept {
+    std::uint8_t known = kFlagAckReq;
+    if ((caps & kCapSolicited) != 0 && (op == kSend || op == kWriteImm)) known |= kFlagSolicited;
+    return (flags & ~known) == 0;
+}
 
 // ATOMIC_REQ: `aux` says which operation; the header extension carries its operands.
 enum AtomicKind : std::uint32_t { kAtomicFetchAdd = 0, kAtomicCmpSwap = 1 };

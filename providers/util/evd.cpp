@@ -34,7 +34,7 @@ Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cn
     if (cno_ != nullptr) cno_->users.fetch_add(1);
 }
 
-bool Evd::post(const DAT_EVENT &ev) noexcept {
+bool Evd::post(const DAT_EVENT &ev, bool solicited) noexcept {
     Cno *notify = nullptr;
     {
         std::lock_guard lk(mu_);
@@ -47,9 +47,10 @@ bool Evd::post(const DAT_EVENT &ev) noexcept {
         slot = ev;
         slot.evd_handle = this;
         ++count_;
-        if (waiters_ > 0)
-            cv_.notify_all();
-        else if (enabled_ && cno_ != nullptr)
+        if (solicited) ++solicited_;
+        if (waiters_ > 0) {
+            if (solicited || !solicited_only_) cv_.notify_all();
+        } else if (enabled_ && cno_ != nullptr)
             notify = cno_;
     }
     if (notify != nullptr) notify->trigger(this);
@@ -120,17 +121,29 @@ bool Evd::spin_until(DAT_TIMEOUT timeout_us, DAT_COUNT threshold) noexcept {
     return false;
 }
 
+void Evd::set_solicited_only() noexcept {
+    std::lock_guard lk(mu_);
+    solicited_only_ = true;
+}
+
 DAT_RETURN Evd::ring_wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
                           DAT_COUNT *nmore) noexcept {
+    bool solicited_only = false;
+    std::uint64_t solicited_before = 0;
     {
         std::lock_guard lk(mu_);
         if (DAT_RETURN rc = wait_checks_locked(threshold); rc != DAT_SUCCESS) return rc;
         if (waiters_ > 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
+        // Threshold met already: handed over at once, whatever woke nobody.
+        solicited_only = solicited_only_ && count_ < static_cast<std::size_t>(threshold);
+        solicited_before = solicited_;
     }
     // The transport may progress on this thread for a short while first: a completion
-    // that arrives soon is then reaped here without a wake-up of another thread.
+    // that arrives soon is then reaped here without a wake-up of another thread. Not for a
+    // solicited-only wait: it asked to sleep until a solicited event.
     const auto spin_start = std::chrono::steady_clock::now();
-    if (!spin_until(timeout_us, threshold) && timeout_us != DAT_TIMEOUT_INFINITE) {
+    if (!solicited_only && !spin_until(timeout_us, threshold) &&
+        timeout_us != DAT_TIMEOUT_INFINITE) {
         // The spin counts against the consumer's timeout.
         auto spent = std::chrono::duration_cast<std::chrono::microseconds>(
                          std::chrono::steady_clock::now() - spin_start)
@@ -144,7 +157,9 @@ DAT_RETURN Evd::ring_wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT
     if (waiters_ > 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
     ++waiters_;
     bool ok = wait_for_us(cv_, lk, timeout_us, [&] {
-        return count_ >= static_cast<std::size_t>(threshold) || !waitable_;
+        return (count_ >= static_cast<std::size_t>(threshold) &&
+                (!solicited_only || solicited_ != solicited_before)) ||
+               !waitable_;
     });
     --waiters_;
     if (nmore != nullptr) *nmore = static_cast<DAT_COUNT>(count_);

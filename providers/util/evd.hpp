@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -53,8 +54,18 @@ struct Evd : Header {
     Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS flags, Cno *cno);
 
     // Queues one event (evd_handle is filled in here). False when the queue is full: the
-    // event is dropped and the caller reports an overflow.
-    bool post(const DAT_EVENT &ev) noexcept;
+    // event is dropped and the caller reports an overflow. `solicited`: whether the event
+    // ends a solicited-only wait (below); only a successful receive of a message its sender
+    // did not mark solicited, or a successful request, does not.
+    bool post(const DAT_EVENT &ev, bool solicited = true) noexcept;
+
+    // DAT_COMPLETION_SOLICITED_WAIT_FLAG on a receive (or in the EP's
+    // recv_completion_flags) of an EP whose receive EVD this is: from then on a
+    // dat_evd_wait that has to block wakes only for an event posted as solicited (a
+    // solicited message, an error, a non-DTO event), as a verbs CQ armed with
+    // solicited_only; the other events are queued all the same and handed over with it,
+    // or to a dequeue. A wait that finds its threshold met at once returns at once.
+    void set_solicited_only() noexcept;
 
     // dat_evd_dequeue/wait/resize: the backend's if there is one, else the ring's.
     DAT_RETURN dequeue(DAT_EVENT *out) noexcept {
@@ -104,6 +115,8 @@ struct Evd : Header {
     std::size_t count_ = 0;
     bool enabled_ = true;
     bool waitable_ = true;
+    bool solicited_only_ = false;
+    std::uint64_t solicited_ = 0;  // events posted as solicited, ever (a waiter compares)
     int waiters_ = 0;
     Cno *cno_ = nullptr;
     Transport *progress_ = nullptr;

@@ -16,8 +16,8 @@
 namespace opendat::util {
 
 void post_ext_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
-                  DAT_COUNT length, DAT_DTOS op, DAT_IB_EXT_TYPE type,
-                  std::uint32_t immed) noexcept {
+                  DAT_COUNT length, DAT_DTOS op, DAT_IB_EXT_TYPE type, std::uint32_t immed,
+                  bool solicited) noexcept {
     if (evd == nullptr) return;
     DAT_EVENT ev = dto_event(ep, cookie, status, length, op);
     ev.event_number = static_cast<DAT_EVENT_NUMBER>(DAT_IB_DTO_EVENT);
@@ -27,7 +27,7 @@ void post_ext_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_ST
     x.status = status == DAT_DTO_SUCCESS ? DAT_OP_SUCCESS : DAT_IB_OP_ERR;
     x.val.immed.data = immed;
     std::memcpy(ev.event_extension_data, &x, sizeof x);
-    post_dto_event(evd, ep, ev);
+    post_dto_event(evd, ep, ev, solicited || status != DAT_DTO_SUCCESS);
 }
 
 namespace entry {

@@ -28,10 +28,11 @@ inline bool has_ib_extensions(const Limits &lim) noexcept {
 // An extended DTO completion on `evd`: event_number DAT_IB_DTO_EVENT, the usual
 // dto_completion_event_data (cookie, status, length, op: a DAT_IB_DTOS value), and the
 // DAT_IB_EXTENSION_EVENT_DATA overlay at event_extension_data: `type`, status
-// (DAT_OP_SUCCESS or DAT_IB_OP_ERR, from `status`) and the immediate data.
+// (DAT_OP_SUCCESS or DAT_IB_OP_ERR, from `status`) and the immediate data. `solicited`
+// as for post_dto.
 void post_ext_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
-                  DAT_COUNT length, DAT_DTOS op, DAT_IB_EXT_TYPE type,
-                  std::uint32_t immed = 0) noexcept;
+                  DAT_COUNT length, DAT_DTOS op, DAT_IB_EXT_TYPE type, std::uint32_t immed = 0,
+                  bool solicited = false) noexcept;
 
 namespace entry {
 // DAT_PROVIDER.handle_extendedop_func. `h` is an EP for the post ops, the IA name for

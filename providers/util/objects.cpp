@@ -66,14 +66,16 @@ DAT_EVENT dto_event(Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS sta
     return ev;
 }
 
-void post_dto_event(Evd *evd, Ep *ep, const DAT_EVENT &ev) noexcept {
-    if (evd != nullptr && !evd->post(ev)) post_async(ep->ia, DAT_ASYNC_ERROR_EVD_OVERFLOW, evd);
+void post_dto_event(Evd *evd, Ep *ep, const DAT_EVENT &ev, bool solicited) noexcept {
+    if (evd != nullptr && !evd->post(ev, solicited))
+        post_async(ep->ia, DAT_ASYNC_ERROR_EVD_OVERFLOW, evd);
 }
 
 void post_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
-              DAT_COUNT length, DAT_DTOS op) noexcept {
+              DAT_COUNT length, DAT_DTOS op, bool solicited) noexcept {
     if (evd == nullptr) return;
-    post_dto_event(evd, ep, dto_event(ep, cookie, status, length, op));
+    post_dto_event(evd, ep, dto_event(ep, cookie, status, length, op),
+                   solicited || status != DAT_DTO_SUCCESS);
 }
 
 void Ia::adopt(Header *child) noexcept {

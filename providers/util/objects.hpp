@@ -175,14 +175,16 @@ void ep_established(Ep *ep, DAT_COUNT pdata_len, const void *pdata) noexcept;
 // TIMED_OUT, UNREACHABLE, ACCEPT_COMPLETION_ERROR). Sets DISCONNECTED.
 void ep_connection_ended(Ep *ep, DAT_EVENT_NUMBER event_number, DAT_COUNT pdata_len = 0,
                          const void *pdata = nullptr) noexcept;
-// A DTO completion on the EP's request or recv EVD.
+// A DTO completion on the EP's request or recv EVD. `solicited`: a receive of a message its
+// sender marked solicited (DAT_COMPLETION_SOLICITED_WAIT_FLAG), which ends a solicited-only
+// wait (Evd::set_solicited_only); a failed completion always does.
 void post_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
-              DAT_COUNT length, DAT_DTOS op) noexcept;
+              DAT_COUNT length, DAT_DTOS op, bool solicited = false) noexcept;
 // Its two halves, for completions with more in them (post_ext_dto, extension.cpp): the
 // DAT_DTO_COMPLETION_EVENT, and posting one (an overflow is reported on the async EVD).
 DAT_EVENT dto_event(Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
                     DAT_COUNT length, DAT_DTOS op) noexcept;
-void post_dto_event(Evd *evd, Ep *ep, const DAT_EVENT &ev) noexcept;
+void post_dto_event(Evd *evd, Ep *ep, const DAT_EVENT &ev, bool solicited = true) noexcept;
 // A connection request for `cr` on its service point's EVD. False when it cannot be
 // posted (EVD full, no memory): util has then freed the CR and the transport refuses the
 // peer.

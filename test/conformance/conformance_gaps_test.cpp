@@ -6,6 +6,9 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -374,6 +377,117 @@ TEST(ConformanceGaps, SuppressedCompletionsOnlyForErrors) {
     ASSERT_TRUE(ch.send(got));
     int ok = 0;
     ASSERT_TRUE(ch.recv(&ok));
+    EXPECT_EQ(reap(pid), 0);
+}
+
+// DAT_COMPLETION_SOLICITED_WAIT_FLAG: the receiver posts its receives with the flag, so a
+// dat_evd_wait that has to block on its receive EVD wakes only for a solicited message
+// (the sender's post carries the flag), as a verbs CQ armed with solicited_only. An
+// unsolicited message is delivered all the same (at the wait's timeout, or to a dequeue),
+// and a wait that finds its event already queued returns at once.
+TEST(ConformanceGaps, SolicitedWaitWakesOnlyForSolicitedMessages) {
+    if (!(supported_completion_flags() & DAT_COMPLETION_SOLICITED_WAIT_FLAG))
+        SKIP_UNSUPPORTED("completion_flags_supported lacks DAT_COMPLETION_SOLICITED_WAIT_FLAG");
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node c;
+        Buffer b;
+        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+        CHILD_CHECK(c.reg(&b, 4096) == DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(ch.recv(&qual));
+        DAT_EVENT_NUMBER outcome;
+        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
+                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        // Each message once the parent says so: the first two 100 ms later (the parent is
+        // blocked in dat_evd_wait by then), the third at once.
+        const DAT_COMPLETION_FLAGS how[] = {DAT_COMPLETION_DEFAULT_FLAG,
+                                            DAT_COMPLETION_SOLICITED_WAIT_FLAG,
+                                            DAT_COMPLETION_DEFAULT_FLAG};
+        for (int i = 0; i < 3; ++i) {
+            int go = 0;
+            CHILD_CHECK(ch.recv(&go) && go == i);
+            if (i < 2) usleep(100'000);
+            DAT_LMR_TRIPLET iov = b.iov(static_cast<std::size_t>(i) * 64, 16);
+            DAT_DTO_COOKIE ck;
+            ck.as_64 = static_cast<std::uint64_t>(i);
+            CHILD_CHECK(dat_ep_post_send(c.ep, 1, &iov, ck, how[i]) == DAT_SUCCESS);
+            DAT_EVENT ev;
+            CHILD_CHECK(c.next(c.req_evd, &ev) == DAT_SUCCESS);
+            CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
+            if (i == 2) CHILD_CHECK(ch.send(i));
+        }
+        int done = 0;
+        CHILD_CHECK(ch.recv(&done));
+        return 0;
+    });
+    ch.parent_side();
+    Node s;
+    Buffer rbuf;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&rbuf, 4096), DAT_SUCCESS);
+    for (std::uint64_t i = 0; i < 3; ++i) {
+        DAT_LMR_TRIPLET iov = rbuf.iov(i * 64, 64);
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = 100 + i;
+        ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &iov, ck, DAT_COMPLETION_SOLICITED_WAIT_FLAG),
+                  DAT_SUCCESS);
+    }
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    ASSERT_TRUE(ch.send(qual));
+    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
+    using Clock = std::chrono::steady_clock;
+    auto ms_since = [](Clock::time_point t0) {
+        return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    };
+    DAT_EVENT ev;
+    DAT_COUNT nmore = 0;
+    // 1. Unsolicited, arriving at about 100 ms: the wait runs to its 600 ms timeout; then
+    //    it may hand the completion over (a CQ-backed EVD polls once more) or say it timed
+    //    out, and the completion is there for a dequeue.
+    ASSERT_TRUE(ch.send(0));
+    auto t0 = Clock::now();
+    DAT_RETURN rc = dat_evd_wait(s.recv_evd, 600'000, 1, &ev, &nmore);
+    double waited = ms_since(t0);
+    std::printf(
+        "[solicited] wait with an unsolicited message: ended after %.0f ms of 600, "
+        "rc 0x%x\n",
+        waited, rc);
+    EXPECT_GE(waited, 550.0) << "an unsolicited message woke a solicited-only waiter";
+    if (rc != DAT_SUCCESS) {
+        EXPECT_EQ(DAT_GET_TYPE(rc), DAT_TIMEOUT_EXPIRED);
+        ASSERT_EQ(s.next(s.recv_evd, &ev, 0), DAT_SUCCESS) << "the unsolicited message is lost";
+    }
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64, 100u);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    // 2. Solicited, arriving at about 100 ms: it ends the wait.
+    ASSERT_TRUE(ch.send(1));
+    t0 = Clock::now();
+    rc = dat_evd_wait(s.recv_evd, 5'000'000, 1, &ev, &nmore);
+    waited = ms_since(t0);
+    std::printf("[solicited] wait with a solicited message: ended after %.0f ms, rc 0x%x\n", waited,
+                rc);
+    ASSERT_EQ(rc, DAT_SUCCESS) << "a solicited message did not wake the waiter";
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64, 101u);
+    EXPECT_LT(waited, 4000.0);
+    // 3. Unsolicited and already queued when the wait starts: handed over at once.
+    //    (The sender reports its send's completion; the receive has arrived by then, and
+    //    a short pause lets this side's progress place it.)
+    ASSERT_TRUE(ch.send(2));
+    int sent = -1;
+    ASSERT_TRUE(ch.recv(&sent));
+    ASSERT_EQ(sent, 2);
+    usleep(200'000);
+    t0 = Clock::now();
+    rc = dat_evd_wait(s.recv_evd, 5'000'000, 1, &ev, &nmore);
+    waited = ms_since(t0);
+    ASSERT_EQ(rc, DAT_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64, 102u);
+    EXPECT_LT(waited, 1000.0) << "a queued unsolicited message did not end the wait at once";
+    ASSERT_TRUE(ch.send(3));
     EXPECT_EQ(reap(pid), 0);
 }
 

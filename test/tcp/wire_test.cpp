@@ -388,7 +388,7 @@ TEST(TcpWireVersion, Version1PeerIsAnsweredInVersion1) {
     EXPECT_EQ(acc.version, 1);  // handshake framing, readable by version 1
     EXPECT_EQ(hdr_len_of(acc), 0);
     EXPECT_EQ(acc.aux, 2u);   // what we speak
-    EXPECT_EQ(acc.rkey, 3u);  // our capabilities (IMMEDIATE, ATOMICS): none in common with it
+    EXPECT_EQ(acc.rkey, 7u);  // ours (IMMEDIATE, ATOMICS, SOLICITED): none in common with it
     peer_sends(s, recv_buf, fd, RawHeader{}, {}, counting(100, 1));
     RawHeader out = provider_sends(s, send_buf, fd, 40);
     EXPECT_EQ(out.op, 4);
@@ -398,9 +398,9 @@ TEST(TcpWireVersion, Version1PeerIsAnsweredInVersion1) {
 }
 
 // A newer peer (version 7, every capability bit) gets our version 2 and the capabilities
-// we implement (IMMEDIATE, ATOMICS), not the ones we do not know. Its headers may be longer than
-// ours: 16 bytes of fields we do not know after the base header are skipped, the payload behind
-// them arrives intact.
+// we implement (IMMEDIATE, ATOMICS, SOLICITED), not the ones we do not know. Its headers may be
+// longer than ours: 16 bytes of fields we do not know after the base header are skipped, the
+// payload behind them arrives intact.
 TEST(TcpWireVersion, NewerPeerAgreesOnVersion2AndLongerHeadersAreSkipped) {
     Node s;
     ASSERT_EQ(s.open(), DAT_SUCCESS);
@@ -418,7 +418,7 @@ TEST(TcpWireVersion, NewerPeerAgreesOnVersion2AndLongerHeadersAreSkipped) {
     ASSERT_GE(fd, 0);
     EXPECT_EQ(acc.version, 1);
     EXPECT_EQ(acc.aux, 2u);
-    EXPECT_EQ(acc.rkey, 3u);
+    EXPECT_EQ(acc.rkey, 7u);
     RawHeader v2;
     v2.version = 2;
     v2.flags = 4 << 8;  // hdr_len 4: the plain 32 bytes
@@ -457,6 +457,7 @@ TEST(TcpWireVersion, WhatTheRuleRefuses) {
         {"version 3 frame on a version 2 connection", 3, 4, 4 << 8},
         {"hdr_len 2 (16-byte header)", 2, 4, 2 << 8},
         {"unknown flag 0x80", 2, 4, (4 << 8) | 0x80},
+        {"SOLICITED flag without the solicited capability", 2, 4, (4 << 8) | 0x02},
     };
     for (const Case &c : cases) {
         SCOPED_TRACE(c.what);
