@@ -567,6 +567,112 @@ TEST(Attack, ViolationThenSilenceEndsInBoundedTime) {
     close(fd);
 }
 
+// The same, with sends of the application still queued when the violation's NAK goes
+// out: the peer has stopped reading, so the socket is full and they wait; it reads up to
+// the NAK and then stops again. Our side of the stream is closed after the NAK, so those
+// sends can never leave, and nothing may keep EPOLLOUT armed for them on the half-closed
+// socket (it is always writable: the progress thread would spin until the drain
+// deadline). The process stays idle, and every queued send is handed back flushed when
+// the connection breaks, in order, none lost.
+TEST(Attack, SendsQueuedBehindTheNakKeepTheProcessIdle) {
+    constexpr int kQueued = 32;
+    constexpr std::size_t kMsg = 256 * 1024;  // 8 MiB in all: more than the socket holds
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        setenv("DAT_TCP_DRAIN_MS", "1500", 1);
+        Node s;
+        DAT_EP_ATTR attr{};
+        CHILD_CHECK(s.open() == DAT_SUCCESS);
+        {
+            DAT_EP_PARAM p{};
+            CHILD_CHECK(s.make_ep() == DAT_SUCCESS);
+            CHILD_CHECK(dat_ep_query(s.ep, DAT_EP_FIELD_ALL, &p) == DAT_SUCCESS);
+            attr = p.ep_attr;
+            CHILD_CHECK(dat_ep_free(s.ep) == DAT_SUCCESS);
+            attr.max_request_dtos = kQueued;
+            CHILD_CHECK(s.make_ep(&attr) == DAT_SUCCESS);
+        }
+        Buffer buf;
+        CHILD_CHECK(s.reg(&buf, kMsg) == DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(s.listen(&qual) == DAT_SUCCESS && ch.send(qual));
+        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);
+        for (int i = 0; i < kQueued; ++i) {
+            DAT_LMR_TRIPLET t = buf.iov();
+            DAT_DTO_COOKIE ck;
+            ck.as_64 = static_cast<DAT_UINT64>(i);
+            CHILD_CHECK(dat_ep_post_send(s.ep, 1, &t, ck, DAT_COMPLETION_DEFAULT_FLAG) ==
+                        DAT_SUCCESS);
+        }
+        CHILD_CHECK(ch.send(kQueued));
+        int nak_seen = 0;
+        CHILD_CHECK(ch.recv(&nak_seen));  // the parent has the NAK: our side is half-closed
+        double cpu0 = own_cpu();
+        auto t0 = std::chrono::steady_clock::now();
+        DAT_EVENT_NUMBER end = connection_end(s, 10'000'000);
+        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        double cpu = own_cpu() - cpu0;
+        int sent = 0, flushed = 0;
+        DAT_EVENT ev;
+        while (s.next(s.req_evd, &ev, 1'000'000) == DAT_SUCCESS) {
+            CHILD_CHECK(ev.event_number == DAT_DTO_COMPLETION_EVENT);
+            const DAT_DTO_COMPLETION_EVENT_DATA &d = ev.event_data.dto_completion_event_data;
+            CHILD_CHECK(d.user_cookie.as_64 == static_cast<DAT_UINT64>(sent + flushed));
+            if (d.status == DAT_DTO_SUCCESS) {
+                CHILD_CHECK(flushed == 0);  // every success comes before the first flush
+                ++sent;
+            } else {
+                CHILD_CHECK(d.status == DAT_DTO_ERR_FLUSHED);
+                ++flushed;
+            }
+        }
+        std::printf(
+            "[ queued behind NAK ] event 0x%x after %.3f s, %.3f s CPU meanwhile; "
+            "%d sends went out before the NAK, %d flushed\n",
+            end, secs, cpu, sent, flushed);
+        CHILD_CHECK(end == DAT_CONNECTION_EVENT_BROKEN);
+        CHILD_CHECK(secs > 1.0 && secs < 4.0);  // the drain deadline, not earlier
+        CHILD_CHECK(cpu < 0.1 * secs + 0.05);   // a spinning progress thread uses ~1.0 * secs
+        CHILD_CHECK(sent + flushed == kQueued);
+        CHILD_CHECK(flushed > 0);  // else nothing was queued behind the NAK: no test
+        return 0;
+    });
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_TRUE(ch.recv(&qual));
+    int fd = attacker_connect(qual, 4096);  // a small receive window: the child fills it
+    ASSERT_GE(fd, 0);
+    int queued = 0;
+    ASSERT_TRUE(ch.recv(&queued));
+    std::this_thread::sleep_for(100ms);  // the child's socket fills up meanwhile
+    FrameHeader h = make_header(kWrite, 64, 3);
+    h.addr = 0x1000;
+    h.rkey = 0xdeadbeef;
+    std::vector<unsigned char> payload(64, 0xAA);
+    ASSERT_TRUE(attack::send_all(fd, &h, sizeof h));
+    ASSERT_TRUE(attack::send_all(fd, payload.data(), payload.size()));
+    // Read the child's sends up to its NAK, then fall silent: neither read nor close.
+    std::vector<unsigned char> sink(kMsg);
+    std::size_t sends = 0;
+    for (;;) {
+        FrameHeader f{};
+        ASSERT_TRUE(attack::recv_all(fd, &f, sizeof f));
+        if (f.op == kNak) {
+            EXPECT_EQ(f.aux, static_cast<std::uint32_t>(DAT_DTO_ERR_REMOTE_ACCESS));
+            break;
+        }
+        ASSERT_EQ(f.op, kSend);
+        ASSERT_LE(f.length, kMsg);
+        ASSERT_TRUE(attack::recv_all(fd, sink.data(), f.length));
+        ++sends;
+    }
+    std::printf("[ queued behind NAK ] the peer read %zu sends, then the NAK\n", sends);
+    ASSERT_TRUE(ch.send(1));
+    EXPECT_EQ(reap(pid), 0);
+    close(fd);
+}
+
 // A graceful disconnect towards a peer that never closes its end: DISCONNECTED once the
 // close deadline passes.
 TEST(Attack, GracefulCloseToSilentPeerEndsInBoundedTime) {
