@@ -201,6 +201,13 @@ void fill_provider_attr(Ia *ia, DAT_PROVIDER_ATTR *out) noexcept {
 }
 
 void default_ep_attr(const Limits &lim, DAT_EP_ATTR *out) noexcept {
+    // The defaults an EP gets when dat_ep_create has no attributes, never above what the
+    // transport can do: an EP created with them must be one dat_ep_create would accept
+    // if they were passed explicitly (a send/recv-only transport has no RDMA reads).
+    const auto at_most = [](DAT_COUNT want, DAT_COUNT limit) {
+        return want < limit ? want : limit;
+    };
+    const bool rdma = lim.max_rdma_size > 0;
     DAT_EP_ATTR a{};
     a.service_type = DAT_SERVICE_TYPE_RC;
     a.max_message_size = lim.max_message_size;
@@ -208,15 +215,15 @@ void default_ep_attr(const Limits &lim, DAT_EP_ATTR *out) noexcept {
     a.qos = DAT_QOS_BEST_EFFORT;
     a.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
     a.request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG;
-    a.max_recv_dtos = 256;
-    a.max_request_dtos = 256;
-    a.max_recv_iov = 4;
-    a.max_request_iov = 4;
-    a.max_rdma_read_in = 8;
-    a.max_rdma_read_out = 8;
+    a.max_recv_dtos = at_most(256, lim.max_dto_per_ep);
+    a.max_request_dtos = at_most(256, lim.max_dto_per_ep);
+    a.max_recv_iov = at_most(4, lim.max_iov);
+    a.max_request_iov = at_most(4, lim.max_iov);
+    a.max_rdma_read_in = rdma ? at_most(8, lim.max_rdma_read_per_ep) : 0;
+    a.max_rdma_read_out = rdma ? at_most(8, lim.max_rdma_read_per_ep) : 0;
     a.srq_soft_hw = DAT_HW_DEFAULT;
-    a.max_rdma_read_iov = 4;
-    a.max_rdma_write_iov = 4;
+    a.max_rdma_read_iov = rdma ? at_most(4, lim.max_iov) : 0;
+    a.max_rdma_write_iov = rdma ? at_most(4, lim.max_iov) : 0;
     *out = a;
 }
 

@@ -193,3 +193,115 @@ TEST(ConformanceCm, ProviderCreatedEndpoint) {
     EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_DISCONNECTED);
     EXPECT_EQ(reap(pid), 0);
 }
+
+// DAT_PSP_PROVIDER_FLAG, the other way round: the consumer configures the provider's EP
+// with dat_ep_modify (PZ and EVDs, and a deeper receive queue), posts a receive on it and
+// accepts on it (DAT_HANDLE_NULL names it); data then moves both ways on that EP.
+TEST(ConformanceCm, ProviderCreatedEndpointConfiguredAndAccepted) {
+    constexpr std::size_t kLen = 64;
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        DAT_CONN_QUAL qual = 0;
+        CHILD_CHECK(ch.recv(&qual));
+        Node c;
+        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+        Buffer b;
+        CHILD_CHECK(c.reg(&b, kLen) == DAT_SUCCESS);
+        DAT_LMR_TRIPLET t = b.iov();
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = 2;
+        CHILD_CHECK(dat_ep_post_recv(c.ep, 1, &t, ck, DAT_COMPLETION_DEFAULT_FLAG) == DAT_SUCCESS);
+        DAT_EVENT_NUMBER outcome{};
+        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS);
+        CHILD_CHECK(outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        // The server's message arrives, and goes back changed.
+        DAT_EVENT ev;
+        CHILD_CHECK(c.next(c.recv_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.transfered_length == kLen);
+        for (unsigned char &x : b.mem) x = static_cast<unsigned char>(x + 1);
+        ck.as_64 = 3;
+        CHILD_CHECK(dat_ep_post_send(c.ep, 1, &t, ck, DAT_COMPLETION_DEFAULT_FLAG) == DAT_SUCCESS);
+        CHILD_CHECK(c.next(c.req_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
+        DAT_EVENT_NUMBER ended{};
+        CHILD_CHECK(c.next(c.conn_evd, &ev, 10'000'000) == DAT_SUCCESS);
+        ended = ev.event_number;
+        CHILD_CHECK(ended == DAT_CONNECTION_EVENT_DISCONNECTED);
+        return 0;
+    });
+    ch.parent_side();
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(dat_psp_create_any(s.ia, &qual, s.cr_evd, DAT_PSP_PROVIDER_FLAG, &s.psp),
+              DAT_SUCCESS);
+    ASSERT_TRUE(ch.send(qual));
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.cr_evd, &ev), DAT_SUCCESS);
+    ASSERT_EQ(ev.event_number, DAT_CONNECTION_REQUEST_EVENT);
+    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    DAT_CR_PARAM p{};
+    ASSERT_EQ(dat_cr_query(cr, DAT_CR_FIELD_ALL, &p), DAT_SUCCESS);
+    DAT_EP_HANDLE made = p.local_ep_handle;
+    ASSERT_NE(made, DAT_HANDLE_NULL);
+
+    DAT_EP_PARAM ep{};
+    ASSERT_EQ(dat_ep_query(made, DAT_EP_FIELD_ALL, &ep), DAT_SUCCESS);
+    ep.pz_handle = s.pz;
+    ep.recv_evd_handle = s.recv_evd;
+    ep.request_evd_handle = s.req_evd;
+    ep.connect_evd_handle = s.conn_evd;
+    const DAT_COUNT deeper = ep.ep_attr.max_recv_dtos + 8;
+    ep.ep_attr.max_recv_dtos = deeper;
+    DAT_RETURN rc = dat_ep_modify(
+        made,
+        DAT_EP_FIELD_PZ_HANDLE | DAT_EP_FIELD_RECV_EVD_HANDLE | DAT_EP_FIELD_REQUEST_EVD_HANDLE |
+            DAT_EP_FIELD_CONNECT_EVD_HANDLE | DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS,
+        &ep);
+    if (DAT_GET_TYPE(rc) == DAT_MODEL_NOT_SUPPORTED) {
+        EXPECT_EQ(dat_cr_reject(cr, 0, nullptr), DAT_SUCCESS);
+        reap(pid);
+        SKIP_UNSUPPORTED("dat_ep_modify cannot give the provider's EP a PZ and EVDs here");
+    }
+    ASSERT_EQ(rc, DAT_SUCCESS);
+    DAT_EP_PARAM after{};
+    ASSERT_EQ(dat_ep_query(made, DAT_EP_FIELD_ALL, &after), DAT_SUCCESS);
+    EXPECT_EQ(after.pz_handle, s.pz);
+    EXPECT_EQ(after.recv_evd_handle, s.recv_evd);
+    EXPECT_EQ(after.connect_evd_handle, s.conn_evd);
+    EXPECT_EQ(after.ep_attr.max_recv_dtos, deeper);
+    EXPECT_EQ(after.ep_state, DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING);
+
+    Buffer in, out;
+    ASSERT_EQ(s.reg(&in, kLen), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&out, kLen), DAT_SUCCESS);
+    for (std::size_t i = 0; i < kLen; ++i) out.mem[i] = static_cast<unsigned char>(i * 3);
+    DAT_LMR_TRIPLET ti = in.iov(), to = out.iov();
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = 10;
+    ASSERT_EQ(dat_ep_post_recv(made, 1, &ti, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    ASSERT_EQ(dat_cr_accept(cr, DAT_HANDLE_NULL, 0, nullptr), DAT_SUCCESS);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    ASSERT_EQ(ev.event_number, DAT_CONNECTION_EVENT_ESTABLISHED);
+    EXPECT_EQ(ev.event_data.connect_event_data.ep_handle, made);
+
+    ck.as_64 = 11;
+    ASSERT_EQ(dat_ep_post_send(made, 1, &to, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    ASSERT_EQ(s.next(s.req_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64, 11u);
+    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64, 10u);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.ep_handle, made);
+    for (std::size_t i = 0; i < kLen; ++i)
+        ASSERT_EQ(in.mem[i], static_cast<unsigned char>(i * 3 + 1)) << "byte " << i;
+
+    DAT_EVENT_NUMBER ended{};
+    std::swap(s.ep, made);  // the Node disconnects and frees the EP we connected on
+    ASSERT_EQ(s.disconnect_and_wait(DAT_CLOSE_GRACEFUL_FLAG, &ended), DAT_SUCCESS);
+    EXPECT_EQ(ended, DAT_CONNECTION_EVENT_DISCONNECTED);
+    EXPECT_EQ(reap(pid), 0);
+}

@@ -129,6 +129,25 @@ TEST(Conformance, AttributesAndEmptyQueues) {
     // An EVD in use by an EP cannot be freed; unimplemented calls say so.
     ASSERT_EQ(n.make_ep(), DAT_SUCCESS);
     EXPECT_EQ(DAT_GET_TYPE(dat_evd_free(n.req_evd)), DAT_INVALID_STATE);
+    // The attributes an EP gets by default stay inside what the IA reports it can do (a
+    // send/recv-only provider has no RDMA reads to offer by default).
+    DAT_EP_PARAM epp;
+    ASSERT_EQ(dat_ep_query(n.ep, DAT_EP_FIELD_ALL, &epp), DAT_SUCCESS);
+    const DAT_EP_ATTR &da = epp.ep_attr;
+    EXPECT_LE(da.max_rdma_read_in, ia_attr.max_rdma_read_per_ep_in);
+    EXPECT_LE(da.max_rdma_read_out, ia_attr.max_rdma_read_per_ep_out);
+    EXPECT_LE(da.max_rdma_size, ia_attr.max_rdma_size);
+    EXPECT_LE(da.max_message_size, ia_attr.max_message_size);
+    EXPECT_LE(da.max_recv_dtos, ia_attr.max_dto_per_ep);
+    EXPECT_LE(da.max_request_dtos, ia_attr.max_dto_per_ep);
+    EXPECT_LE(da.max_recv_iov, ia_attr.max_iov_segments_per_dto);
+    EXPECT_LE(da.max_request_iov, ia_attr.max_iov_segments_per_dto);
+    if (ia_attr.max_rdma_size == 0) {
+        EXPECT_EQ(da.max_rdma_read_in, 0);
+        EXPECT_EQ(da.max_rdma_read_out, 0);
+        EXPECT_EQ(da.max_rdma_read_iov, 0);
+        EXPECT_EQ(da.max_rdma_write_iov, 0);
+    }
     // Shared receive queues: made where the IA says it has them, refused as a model the
     // provider does not support where it does not (conformance_srq_test.cpp).
     DAT_SRQ_HANDLE srq;
