@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <new>
 
 #include "tcp/any_port.hpp"
@@ -242,6 +243,11 @@ class Listener final : public Pollable {
         : routes(std::move(routes)), port(port), tr_(tr), fd_(std::move(fd)) {}
 
     void on_events(std::uint32_t) noexcept override {
+        // The consumer may free the last service point (close_fd) while this runs on the
+        // progress thread: the descriptor is closed only between two rounds, never while
+        // accept4 may use its number (a reused number would be someone else's socket).
+        std::lock_guard lk(fd_mu_);
+        if (!fd_) return;
         // Limits per peer: a bounded batch per wake-up (level-triggered epoll brings us back).
         for (int budget = 64; budget > 0; --budget) {
             sockaddr_storage peer{};
@@ -280,6 +286,7 @@ class Listener final : public Pollable {
     }
 
     void close_fd() noexcept {
+        std::lock_guard lk(fd_mu_);
         admission_.stop();  // limits per peer: under the back-off's lock
         tr_->engine().remove_fd(fd_.get());
         fd_.reset();
@@ -290,6 +297,7 @@ class Listener final : public Pollable {
 
   private:
     TcpTransport *tr_;
+    std::mutex fd_mu_;  // fd_ against close_fd() (lock order: fd_mu_, then Admission's)
     Fd fd_;
     // Limits per peer: the pending list, its cap, the EMFILE back-off.
     class Admission {
