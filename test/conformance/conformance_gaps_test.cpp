@@ -547,8 +547,12 @@ TEST(ConformanceGaps, FenceOrdersWriteAfterRead) {
         return 0;
     });
     ch.parent_side();
-    Node s;
+    // The region outlives the Node: its LMR is freed first. The target's progress thread
+    // reads and writes the region for the peer's one-sided operations, and dat_lmr_free is
+    // what orders those accesses before the memory goes (a data race under TSan otherwise:
+    // the peer's "done" reaches us through a pipe, which orders nothing in this process).
     Buffer region;
+    Node s;
     ASSERT_EQ(s.open(), DAT_SUCCESS);
     ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
     ASSERT_EQ(s.reg(&region, kSize), DAT_SUCCESS);

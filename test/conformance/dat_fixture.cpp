@@ -325,4 +325,15 @@ int reap(int pid, int timeout_s) {
     return 128 + WTERMSIG(status);
 }
 
+__attribute__((noinline)) bool wait_for_placed_byte(DAT_EP_HANDLE ep, const unsigned char *p,
+                                                    unsigned char value, int timeout_ms) {
+    const volatile unsigned char *v = p;  // re-read on every round
+    for (int waited = 0;; waited += 10) {
+        sync_with_provider(ep);
+        if (*v == value) return true;
+        if (waited >= timeout_ms) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
 }  // namespace dattest

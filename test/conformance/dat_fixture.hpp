@@ -143,6 +143,13 @@ inline void sync_with_provider(DAT_EP_HANDLE ep) {
     dat_ep_get_status(ep, &st, nullptr, nullptr);
 }
 
+// Waits (up to timeout_ms) until the byte at `p` reads `value`: the first bytes of a
+// peer's RDMA write into our memory, placed by the provider's progress thread. Polling
+// memory for a write's arrival races with the writer by design, as with an adapter's DMA;
+// test/tsan.supp names this function (and nothing of the caller's).
+bool wait_for_placed_byte(DAT_EP_HANDLE ep, const unsigned char *p, unsigned char value,
+                          int timeout_ms = 5000);
+
 }  // namespace dattest
 
 // In a test body: skip, reporting the case as one the IA under test cannot support.

@@ -190,13 +190,7 @@ TEST_P(RevokeTest, StalledWriteLandsNothingAfterRevocation) {
         t.rkey = x.rkey;
         CHILD_CHECK(ch.send(t));
         // The first bytes land: the write is under way.
-        bool started = false;
-        for (int i = 0; i < 500 && !started; ++i) {
-            sync_with_provider(s.ep);
-            started = x.region.p[kFirst - 1] == 0xAA;
-            if (!started) std::this_thread::sleep_for(10ms);
-        }
-        CHILD_CHECK(started);
+        CHILD_CHECK(wait_for_placed_byte(s.ep, &x.region.p[kFirst - 1], 0xAA));
         CHILD_CHECK(x.revoke(s, how));
         // From here on the memory is the application's again (re-used).
         CHILD_CHECK(x.region.reuse(0x11));
@@ -875,14 +869,10 @@ TEST(Attack, WindowAnswersOnlyOnItsEndpoint) {
         CHILD_CHECK(ch.send(t));
         int done = 0;
         CHILD_CHECK(ch.recv(&done));
-        // A's write lands (the first half), B's (the second half) never does.
-        bool landed = false;
-        for (int i = 0; i < 500 && !landed; ++i) {
-            sync_with_provider(s.ep);
-            landed = r.p[kLen / 2 - 1] == 0xAA;
-            if (!landed) std::this_thread::sleep_for(10ms);
-        }
-        CHILD_CHECK(landed);
+        // A's write landed (the first half; the parent has its ACK), B's (the second half)
+        // never does.
+        sync_with_provider(s.ep);
+        for (std::size_t i = 0; i < kLen / 2; ++i) CHILD_CHECK(r.p[i] == 0xAA);
         for (std::size_t i = kLen / 2; i < kLen; ++i) CHILD_CHECK(r.p[i] == 0xC3);
         return 0;
     });
@@ -905,11 +895,18 @@ TEST(Attack, WindowAnswersOnlyOnItsEndpoint) {
     ASSERT_TRUE(attack::recv_all(b, &nak, sizeof nak));
     EXPECT_EQ(nak.op, kNak);
     EXPECT_EQ(nak.aux, static_cast<std::uint32_t>(DAT_DTO_ERR_REMOTE_ACCESS));
+    // A's write asks for the ACK an initiator's delayed_ack waits for: the child is told
+    // only once the data is placed, so its look at the memory (after taking the EP's lock)
+    // is ordered after the placement.
     FrameHeader ha = make_header(kWrite, kLen / 2, 1);
+    ha.flags = kFlagAckReq;
     ha.addr = t.addr;
     ha.rkey = t.rkey;
     ASSERT_TRUE(attack::send_all(a, &ha, sizeof ha));
     ASSERT_TRUE(attack::send_all(a, payload.data(), payload.size()));
+    FrameHeader ack{};
+    ASSERT_TRUE(attack::recv_all(a, &ack, sizeof ack));
+    EXPECT_EQ(ack.op, kAck);
     ASSERT_TRUE(ch.send(1));
     EXPECT_EQ(reap(pid), 0);
     close(a);
