@@ -218,6 +218,18 @@ inline constexpr Spec kTcpWaitSpinUs{
     1000000,
     "microseconds dat_evd_wait on a DTO EVD runs the progress on the caller's thread before "
     "it sleeps (read when an IA opens)"};
+inline constexpr Spec kTcpWaitSleep{
+    "DAT_TCP_WAIT_SLEEP",
+    Type::kChoice,
+    "tcp",
+    "epoll",
+    0,
+    0,
+    0,
+    "where dat_evd_wait on a DTO EVD sleeps after its spin: epoll sleeps in the IA's own "
+    "epoll_wait and receives on the caller's thread (one wake-up per message, as a blocking "
+    "recv); cv sleeps on the EVD and the progress thread wakes it (read when an IA opens)",
+    "epoll,cv"};
 inline constexpr Spec kTcpWireVersion{
     "DAT_TCP_WIRE_VERSION",
     Type::kInt,

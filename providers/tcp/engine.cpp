@@ -40,6 +40,8 @@ ProgressPolicy ProgressPolicy::from_env() noexcept {
     p.spin_us = static_cast<std::uint32_t>(tun::read_int(tun::kTcpSpinUs));
     p.wait_spin_us = static_cast<std::uint32_t>(tun::read_int(tun::kTcpWaitSpinUs));
     if (p.mode == Mode::Sleep) p.spin_us = p.wait_spin_us = 0;
+    // Busy progress never sleeps, so a consumer's epoll_wait would only compete with it.
+    p.wait_in_epoll = tun::read_choice(tun::kTcpWaitSleep) == 0 && p.mode != Mode::Busy;
     return p;
 }
 
@@ -51,6 +53,14 @@ Engine::Engine(const ProgressPolicy &policy) : policy_(policy) {
     ev.events = EPOLLIN;
     ev.data.ptr = nullptr;  // nullptr = the wakeup eventfd
     if (epoll_ctl(epfd_, EPOLL_CTL_ADD, evfd_, &ev) != 0) return;
+    if (policy_.wait_in_epoll) {
+        inline_wake_.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        // Without it, inline waits are off: consumers sleep on their EVDs.
+        if (inline_wake_.fd >= 0 && !add(inline_wake_.fd, &inline_wake_, EPOLLIN)) {
+            close(inline_wake_.fd);
+            inline_wake_.fd = -1;
+        }
+    }
     thread_ = std::thread([this] { run(); });
     ok_ = true;
 }
@@ -61,6 +71,7 @@ Engine::~Engine() {
     if (thread_.joinable()) thread_.join();
     parked_.drain();
     for (Pollable *p : live_) delete p;
+    if (inline_wake_.fd >= 0) close(inline_wake_.fd);
     if (evfd_ >= 0) close(evfd_);
     if (epfd_ >= 0) close(epfd_);
 }
@@ -158,6 +169,63 @@ void Engine::hand_back() noexcept {
     if (backing_off_.load()) wake();
 }
 
+void Engine::InlineWake::on_events(std::uint32_t) noexcept {
+    std::uint64_t v;
+    [[maybe_unused]] ssize_t r = read(fd, &v, sizeof v);
+}
+
+bool Engine::begin_inline_wait() noexcept {
+    if (inline_wake_.fd < 0 || inline_owner_.exchange(true)) return false;
+    // The thread backs off from here on (run()), and must be out of epoll_wait before we
+    // go in: two sleepers on one set would both wake for every arrival. Either it sees
+    // the owner before it goes in, or we see it in there (both sequentially consistent).
+    inline_polls_.fetch_add(1, std::memory_order_relaxed);
+    if (in_epoll_.load()) {
+        wake();
+        using Clock = std::chrono::steady_clock;
+        const auto give_up = Clock::now() + std::chrono::milliseconds(2);
+        while (in_epoll_.load()) {
+            if (Clock::now() >= give_up) {  // descheduled for long: wait the ordinary way
+                end_inline_wait();
+                return false;
+            }
+            sched_yield();  // it may share our CPU
+        }
+    }
+    return true;
+}
+
+bool Engine::wait_inline(std::uint32_t timeout_us) noexcept {
+    const int ms =
+        timeout_us == UINT32_MAX
+            ? -1
+            : static_cast<int>((std::uint64_t{timeout_us} + 999) / 1000);  // never returns early
+    // Held from epoll_wait until the events are dispatched, as for every dispatcher: no
+    // object in the results is freed meanwhile (the thread drains parked objects only
+    // when it gets this lock).
+    std::lock_guard dlk(dispatch_mu_);
+    epoll_event events[kBatch];
+    int n = epoll_wait(epfd_, events, kBatch, ms);
+    if (n <= 0) return true;  // timed out or interrupted: the caller looks at its clock
+    bool thread_wanted = false;
+    for (int i = 0; i < n; ++i) thread_wanted |= events[i].data.ptr == nullptr;
+    dispatch(events, n, false);
+    inline_polls_.fetch_add(1, std::memory_order_relaxed);
+    return !thread_wanted;
+}
+
+void Engine::end_inline_wait() noexcept {
+    inline_owner_.store(false);
+    // Pairs with run()'s long stand-by: a thread that saw us own the progress for long
+    // sleeps until told; otherwise it takes over within kBackoffMs by itself.
+    if (standby_long_.load()) wake();
+}
+
+void Engine::wake_inline() noexcept {
+    std::uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(inline_wake_.fd, &one, sizeof one);
+}
+
 int Engine::spin(epoll_event *events, std::uint64_t polls_at_start, std::uint32_t us) noexcept {
     using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + std::chrono::microseconds(us);
@@ -182,30 +250,43 @@ void Engine::run() noexcept {
         bool ticking;
         {
             // Everything parked before this epoll_wait cannot appear in its results, nor
-            // in an inline poller's (it holds dispatch_mu_ from its epoll_wait on).
-            std::lock_guard dlk(dispatch_mu_);
-            parked_.drain();
+            // in an inline poller's (it holds dispatch_mu_ from its epoll_wait on). A
+            // consumer may hold it for as long as its dat_evd_wait sleeps in epoll_wait:
+            // then the parked objects wait for a later round.
+            std::unique_lock dlk(dispatch_mu_, std::try_to_lock);
+            if (dlk.owns_lock()) parked_.drain();
             std::lock_guard lk(mu_);
             ticking = !ticking_.empty();
         }
         std::uint64_t polls = inline_polls_.load(std::memory_order_relaxed);
-        bool back_off = polls != seen_polls_;
+        const bool owned = inline_owner_.load();
+        bool back_off = polls != seen_polls_ || owned;
         if (back_off) {
             backing_off_.store(true);
-            if (handed_back_.exchange(false)) back_off = false;  // the consumer went to sleep
+            // The polling consumer went to sleep (a consumer that owns the progress has not).
+            if (!owned && handed_back_.exchange(false)) back_off = false;
         }
         if (back_off) {
-            // A consumer is polling and making progress itself. Were this thread in
-            // epoll_wait too, every arrival would wake it as well: a context switch and a
-            // contended lock per message, and on a small machine a core taken from the
-            // poller. Sleep on the wakeup eventfd only, and look again shortly; once the
-            // count stops moving, the thread takes over again.
+            // A consumer is polling and making progress itself, or sleeps in our
+            // epoll_wait (an inline wait). Were this thread in epoll_wait too, every
+            // arrival would wake it as well: a context switch and a contended lock per
+            // message, and on a small machine a core taken from the poller. Sleep on the
+            // wakeup eventfd only, and look again shortly; once the count stops moving and
+            // nobody owns the progress, the thread takes over again.
+            int wait_ms = kBackoffMs;
+            if (owned && polls == seen_polls_) {
+                // One inline wait that has found nothing for a while: no need to look
+                // every millisecond; its end wakes us (end_inline_wait).
+                standby_long_.store(true);
+                if (inline_owner_.load()) wait_ms = ticking ? kTickMs : -1;
+            }
             seen_polls_ = polls;
             pollfd p{evfd_, POLLIN, 0};
-            if (poll(&p, 1, kBackoffMs) == 1) {
+            if (poll(&p, 1, wait_ms) == 1) {
                 std::uint64_t v;
                 [[maybe_unused]] ssize_t r = read(evfd_, &v, sizeof v);
             }
+            standby_long_.store(false);
             backing_off_.store(false);
             if (ticking) run_ticks(ticks);
             active = false;
@@ -213,6 +294,13 @@ void Engine::run() noexcept {
         }
         backing_off_.store(false);
         seen_polls_ = polls;
+        // From here until the results are dispatched the thread counts as in epoll_wait
+        // (begin_inline_wait waits for it to leave; pairs with its owner check).
+        in_epoll_.store(true);
+        if (inline_owner_.load()) {
+            in_epoll_.store(false);
+            continue;
+        }
         int n = 0;
         if (busy)  // never sleeps; returns now and then for ticks and shutdown
             n = spin(events, polls, kTickMs * 1000u);
@@ -228,6 +316,7 @@ void Engine::run() noexcept {
         }
         active = n > 0;
         if (n < 0 && errno != EINTR) {
+            in_epoll_.store(false);
             DAPL_TRC(trace::kError, "engine", "epoll_wait failed: errno %d", errno);
             break;
         }
@@ -235,6 +324,7 @@ void Engine::run() noexcept {
             std::unique_lock dlk(dispatch_mu_);
             dispatch(events, n, true);
         }
+        in_epoll_.store(false);
         if (ticking) run_ticks(ticks);
     }
 }

@@ -11,6 +11,13 @@
 // epoll_wait(timeout 0) for a bounded time before it sleeps, so a message that follows
 // soon after the last one (the next request of a ping-pong, the next RDMA read at a
 // passive target) is found without a wake-up.
+//
+// A consumer blocked in dat_evd_wait may own the progress instead (begin_inline_wait):
+// it sleeps in this engine's epoll_wait itself and dispatches what arrives on its own
+// thread, so the message it waits for wakes it directly, one wake-up as with a blocking
+// recv(), instead of waking the progress thread, which then wakes the consumer. Meanwhile
+// the thread stands aside (it sleeps on its eventfd, still running ticks), and takes over
+// again once the consumer gives the progress back.
 #pragma once
 
 #include <sys/epoll.h>
@@ -41,11 +48,14 @@ class Pollable {
 //   DAT_TCP_SPIN_US       adaptive: microseconds of polling after the last event (50, 0..1000000)
 //   DAT_TCP_WAIT_SPIN_US  dat_evd_wait: microseconds the consumer progresses inline before it
 //                         sleeps (50, 0..1000000)
+//   DAT_TCP_WAIT_SLEEP    dat_evd_wait, then: epoll (default; the consumer sleeps in the
+//                         engine's epoll_wait) | cv (on the EVD; never under busy progress)
 struct ProgressPolicy {
     enum class Mode { Adaptive, Busy, Sleep };
     Mode mode = Mode::Adaptive;
     std::uint32_t spin_us = 50;
     std::uint32_t wait_spin_us = 50;
+    bool wait_in_epoll = true;
     static ProgressPolicy from_env() noexcept;
 };
 
@@ -77,7 +87,27 @@ class Engine {
     void hand_back() noexcept;
     const ProgressPolicy &policy() const noexcept { return policy_; }
 
+    // A consumer about to block in dat_evd_wait: true if its thread now owns the progress
+    // (one thread at a time, and only under the wait_in_epoll policy). Then
+    // wait_inline(us) sleeps in epoll_wait for at most `us` microseconds (UINT32_MAX:
+    // no limit) and dispatches what arrives; it returns false when the progress thread is
+    // wanted (its eventfd fired): the consumer must give the progress back and wait the
+    // ordinary way. end_inline_wait() gives it back. wake_inline(), from any thread, ends
+    // the owner's current wait_inline (an event was posted for it elsewhere).
+    bool begin_inline_wait() noexcept;
+    bool wait_inline(std::uint32_t timeout_us) noexcept;
+    void end_inline_wait() noexcept;
+    void wake_inline() noexcept;
+
   private:
+    // The eventfd wake_inline() writes; in the epoll set, so that the owner's epoll_wait
+    // returns; whoever dispatches it drains it.
+    class InlineWake final : public Pollable {
+      public:
+        int fd = -1;
+        void on_events(std::uint32_t) noexcept override;
+    };
+
     void run() noexcept;
     void run_ticks(std::vector<Pollable *> &ticks) noexcept;
     void dispatch(epoll_event *events, int n, bool progress_thread) noexcept;
@@ -99,6 +129,14 @@ class Engine {
     std::uint64_t seen_polls_ = 0;          // progress thread only
     std::atomic<bool> handed_back_{false};  // hand_back() since the thread last looked
     std::atomic<bool> backing_off_{false};  // the thread sleeps on the eventfd only
+    // Inline waits (begin_inline_wait): a consumer owns the progress; the progress thread
+    // is in epoll_wait or dispatching its results (the owner waits until it is not, so the
+    // two never sleep on the same set); the thread stands aside for a long wait (the
+    // owner wakes it when it gives the progress back).
+    std::atomic<bool> inline_owner_{false};
+    std::atomic<bool> in_epoll_{false};
+    std::atomic<bool> standby_long_{false};
+    InlineWake inline_wake_;
     std::mutex mu_;
     // Held while events are dispatched and while parked objects are deleted, so an inline
     // poller never dispatches to an object being freed.

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <thread>
 #include <type_traits>
 
 #include "trace/trace.hpp"
@@ -36,6 +37,7 @@ Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cn
 
 bool Evd::post(const DAT_EVENT &ev, bool solicited) noexcept {
     Cno *notify = nullptr;
+    bool wake_inline = false;
     {
         std::lock_guard lk(mu_);
         if (count_ == ring_.size()) {
@@ -49,10 +51,19 @@ bool Evd::post(const DAT_EVENT &ev, bool solicited) noexcept {
         ++count_;
         if (solicited) ++solicited_;
         if (waiters_ > 0) {
-            if (solicited || !solicited_only_) cv_.notify_all();
+            if (!(solicited || !solicited_only_)) {
+                // a solicited-only waiter sleeps on
+            } else if (!inline_waiting_) {
+                cv_.notify_all();
+            } else {
+                // The waiter sleeps in the transport's progress: it sees what it posts
+                // itself; an event from another thread must end its epoll_wait.
+                wake_inline = inline_tid_ != std::this_thread::get_id();
+            }
         } else if (enabled_ && cno_ != nullptr)
             notify = cno_;
     }
+    if (wake_inline) progress_->wait_inline_wake();
     if (notify != nullptr) notify->trigger(this);
     if (backend_ != nullptr) backend_->ring_posted();
     return true;
@@ -102,23 +113,79 @@ DAT_RETURN Evd::wait_checks_locked(DAT_COUNT threshold) const noexcept {
     return DAT_SUCCESS;
 }
 
-bool Evd::spin_until(DAT_TIMEOUT timeout_us, DAT_COUNT threshold) noexcept {
-    if (progress_ == nullptr || !(flags & DAT_EVD_DTO_FLAG) || timeout_us == 0) return false;
+Evd::Spin Evd::spin_until(DAT_TIMEOUT timeout_us, DAT_COUNT threshold) noexcept {
+    if (progress_ == nullptr || !(flags & DAT_EVD_DTO_FLAG) || timeout_us == 0)
+        return Spin::NotTried;
     std::uint32_t us = progress_->wait_spin_us();
-    if (us == 0) return false;
+    if (us == 0) return Spin::NotTried;
     if (timeout_us != DAT_TIMEOUT_INFINITE && timeout_us < us) us = timeout_us;
     using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + std::chrono::microseconds(us);
     for (std::uint32_t i = 1;; ++i) {
         {
             std::lock_guard lk(mu_);
-            if (count_ >= static_cast<std::size_t>(threshold) || !waitable_) return true;
+            if (count_ >= static_cast<std::size_t>(threshold) || !waitable_) return Spin::Met;
         }
         progress_->progress_inline();
         if (i % 8 == 0 && Clock::now() >= deadline) break;
     }
-    progress_->end_inline_progress();
-    return false;
+    return Spin::Spun;
+}
+
+bool Evd::wait_in_progress(DAT_TIMEOUT *timeout_us, DAT_COUNT threshold, bool solicited_only,
+                           std::uint64_t solicited_before) noexcept {
+    if (!progress_->wait_inline_begin()) return false;
+    {
+        std::lock_guard lk(mu_);
+        if (waiters_ > 0 || wait_checks_locked(threshold) != DAT_SUCCESS) {
+            progress_->wait_inline_end();
+            return false;  // the ordinary path reports it
+        }
+        ++waiters_;
+        inline_waiting_ = true;
+        inline_tid_ = std::this_thread::get_id();
+    }
+    using Clock = std::chrono::steady_clock;
+    const bool forever = *timeout_us == DAT_TIMEOUT_INFINITE;
+    const auto deadline = Clock::now() + std::chrono::microseconds(forever ? 0 : *timeout_us);
+    bool done = false;
+    for (;;) {
+        {
+            std::lock_guard lk(mu_);
+            if ((count_ >= static_cast<std::size_t>(threshold) &&
+                 (!solicited_only || solicited_ != solicited_before)) ||
+                !waitable_) {
+                done = true;
+                break;
+            }
+        }
+        std::uint32_t us = DAT_TIMEOUT_INFINITE;
+        if (!forever) {
+            auto left =
+                std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now())
+                    .count();
+            if (left <= 0) {
+                done = true;  // timed out: the ordinary path's zero-timeout look says so
+                break;
+            }
+            us = static_cast<std::uint32_t>(left);
+        }
+        if (!progress_->wait_inline(us)) break;  // the progress is wanted elsewhere
+    }
+    {
+        std::lock_guard lk(mu_);
+        --waiters_;
+        inline_waiting_ = false;
+    }
+    progress_->wait_inline_end();
+    if (done) {
+        *timeout_us = 0;  // what is there is handed over (or the timeout reported) at once
+    } else if (!forever) {
+        auto left =
+            std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count();
+        *timeout_us = left > 0 ? static_cast<DAT_TIMEOUT>(left) : 0;
+    }
+    return true;
 }
 
 void Evd::set_solicited_only() noexcept {
@@ -142,8 +209,8 @@ DAT_RETURN Evd::ring_wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT
     // that arrives soon is then reaped here without a wake-up of another thread. Not for a
     // solicited-only wait: it asked to sleep until a solicited event.
     const auto spin_start = std::chrono::steady_clock::now();
-    if (!solicited_only && !spin_until(timeout_us, threshold) &&
-        timeout_us != DAT_TIMEOUT_INFINITE) {
+    const Spin spin = solicited_only ? Spin::NotTried : spin_until(timeout_us, threshold);
+    if (spin != Spin::Met && timeout_us != DAT_TIMEOUT_INFINITE) {
         // The spin counts against the consumer's timeout.
         auto spent = std::chrono::duration_cast<std::chrono::microseconds>(
                          std::chrono::steady_clock::now() - spin_start)
@@ -152,7 +219,19 @@ DAT_RETURN Evd::ring_wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT
                          ? 0
                          : timeout_us - static_cast<DAT_TIMEOUT>(spent);
     }
+    // Then it may sleep in the transport's progress itself (one wake-up per arrival, as a
+    // blocking recv()); what is left of the wait, if anything, is the ordinary one below.
+    bool in_progress = false;
+    if (spin != Spin::Met && progress_ != nullptr && (flags & DAT_EVD_DTO_FLAG) && timeout_us != 0)
+        in_progress = wait_in_progress(&timeout_us, threshold, solicited_only, solicited_before);
+    // A spin that found nothing and did not hand over to an inline wait: whoever
+    // progresses in the background takes over now, before we sleep.
+    if (spin == Spin::Spun && !in_progress) progress_->end_inline_progress();
     std::unique_lock lk(mu_);
+    if (in_progress && !waitable_) {  // made unwaitable while it slept in the progress
+        if (nmore != nullptr) *nmore = static_cast<DAT_COUNT>(count_);
+        return err(DAT_INTERRUPTED_CALL);
+    }
     if (DAT_RETURN rc = wait_checks_locked(threshold); rc != DAT_SUCCESS) return rc;
     if (waiters_ > 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
     ++waiters_;
@@ -193,6 +272,7 @@ DAT_RETURN Evd::set_waitable(bool waitable) noexcept {
         std::lock_guard lk(mu_);
         waitable_ = waitable;
         if (!waitable) cv_.notify_all();  // unwaitable releases current waiters
+        if (!waitable && inline_waiting_) progress_->wait_inline_wake();  // and an inline one
     }
     if (!waitable && backend_ != nullptr) backend_->unwaitable();  // and the backend's
     return DAT_SUCCESS;

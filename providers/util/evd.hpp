@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "util/agent_calls.hpp"
@@ -103,8 +104,15 @@ struct Evd : Header {
     // dat_evd_wait's checks of the EVD itself, for the ring and the backend alike.
     DAT_RETURN wait_checks_locked(DAT_COUNT threshold) const noexcept;
     // Progress inline until threshold events are queued, the EVD turns unwaitable, or the
-    // transport's wait_spin_us() is over (true if the wait can end at once).
-    bool spin_until(DAT_TIMEOUT timeout_us, DAT_COUNT threshold) noexcept;
+    // transport's wait_spin_us() is over.
+    enum class Spin { NotTried, Met, Spun };  // Met: the wait can end at once
+    Spin spin_until(DAT_TIMEOUT timeout_us, DAT_COUNT threshold) noexcept;
+    // Sleeps in the transport's progress (Transport::wait_inline) until the wait's
+    // condition holds or *timeout_us passes; false if the transport would not have it.
+    // True: *timeout_us is what the ordinary wait after it has left (0 once the condition
+    // held or the time is up, so that it reports either at once).
+    bool wait_in_progress(DAT_TIMEOUT *timeout_us, DAT_COUNT threshold, bool solicited_only,
+                          std::uint64_t solicited_before) noexcept;
     DAT_RETURN ring_wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
                          DAT_COUNT *nmore) noexcept;
 
@@ -118,6 +126,10 @@ struct Evd : Header {
     bool solicited_only_ = false;
     std::uint64_t solicited_ = 0;  // events posted as solicited, ever (a waiter compares)
     int waiters_ = 0;
+    // The waiter sleeps in the transport's progress (wait_in_progress), not on cv_: an
+    // event posted from another thread than its own wakes it through the transport.
+    bool inline_waiting_ = false;
+    std::thread::id inline_tid_;
     Cno *cno_ = nullptr;
     Transport *progress_ = nullptr;
     std::unique_ptr<EvdBackend> backend_;  // last: destroyed first, it may use the ring

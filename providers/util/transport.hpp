@@ -201,6 +201,20 @@ class Transport {
     // nothing, so whoever progresses in the background takes over before the consumer sleeps.
     virtual std::uint32_t wait_spin_us() const noexcept { return 0; }
     virtual void end_inline_progress() noexcept {}
+    // dat_evd_wait on a DTO EVD that still has to block: the consumer's thread may sleep in
+    // the transport's own progress rather than on the EVD, so that the message it waits
+    // for is received by the thread that waits for it (one wake-up, as a blocking recv()
+    // has) instead of by a progress thread that then wakes it. wait_inline_begin(): true
+    // if this thread now owns that progress (one thread at a time; false: wait the usual
+    // way). wait_inline(us): sleeps in it for at most `us` microseconds (UINT32_MAX: no
+    // limit), handles what arrives, and returns (early after any of it); false means the
+    // progress is wanted elsewhere: stop and wait the usual way. wait_inline_end() gives
+    // it back. wait_inline_wake(), from any thread: the owner's current wait_inline returns
+    // (an event was posted for it elsewhere). Defaults: never.
+    virtual bool wait_inline_begin() noexcept { return false; }
+    virtual bool wait_inline(std::uint32_t /*timeout_us*/) noexcept { return false; }
+    virtual void wait_inline_end() noexcept {}
+    virtual void wait_inline_wake() noexcept {}
 
     // --- Device hooks --------------------------------------------------------------
     // Each is called after util's checks, before util's object is handed out (create)
