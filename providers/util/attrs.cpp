@@ -190,7 +190,7 @@ void fill_provider_attr(Ia *ia, DAT_PROVIDER_ATTR *out) noexcept {
     a.dto_async_return_guaranteed = DAT_FALSE;
     a.rdma_write_for_rdma_read_req = DAT_FALSE;
     a.rdma_read_lmr_rmr_context_exposure = DAT_FALSE;
-    a.rmr_scope_supported = DAT_RMR_SCOPE_EP;
+    a.rmr_scope_supported = ia->transport->limits().rmr_scope;
     a.is_signal_safe = DAT_FALSE;
     a.ha_supported = DAT_FALSE;
     a.ha_loadbalancing = DAT_HA_LB_NONE;

@@ -119,7 +119,7 @@ DAT_RETURN rmr_query(DAT_RMR_HANDLE h, DAT_RMR_PARAM_MASK mask, DAT_RMR_PARAM *p
     if (mask & DAT_RMR_FIELD_LMR_TRIPLET) p->lmr_triplet = rmr->triplet;
     if (mask & DAT_RMR_FIELD_MEM_PRIV) p->mem_priv = rmr->priv;
     if (mask & DAT_RMR_FIELD_RMR_CONTEXT) p->rmr_context = rmr->rmr_context;
-    if (mask & DAT_RMR_FIELD_RMR_SCOPE) p->rmr_scope = DAT_RMR_SCOPE_EP;
+    if (mask & DAT_RMR_FIELD_RMR_SCOPE) p->rmr_scope = rmr->ia->transport->limits().rmr_scope;
     if (mask & DAT_RMR_FIELD_VA_TYPE) p->va_type = rmr->va_type;
     return DAT_SUCCESS;
 }

@@ -59,6 +59,11 @@ struct Limits {
     DAT_SEG_LENGTH max_rdma_size = 0x7fffffff;
     DAT_COUNT transport_mtu = 65536;
     bool delayed_ack_supported = false;
+    // Who may use a bound window's rmr_context (DAT_IA_ATTR.rmr_scope_supported,
+    // DAT_RMR_PARAM.rmr_scope): the EP it was bound through only (util's access checks,
+    // which tcp uses, enforce that), or any connection of its PZ (an IB type-1 memory
+    // window, which the device checks against the PD only).
+    DAT_RMR_SCOPE rmr_scope = DAT_RMR_SCOPE_EP;
     // Shared receive queues (util/srq.hpp): 0 = none, dat_srq_create answers
     // DAT_MODEL_NOT_SUPPORTED.
     DAT_COUNT max_srqs = 0;

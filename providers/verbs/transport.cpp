@@ -97,6 +97,9 @@ DAT_RETURN VerbsTransport::open(const util::ProviderInstance *inst) noexcept {
     // Verbs has no per-message "acknowledge after placement" control: RC completions
     // already mean the peer acknowledged; there is nothing to delay.
     limits_.delayed_ack_supported = false;
+    // Windows are IB type 1 (mem.cpp): the device checks their rkey against the PD, so any
+    // QP of the PZ may use one, not just the EP it was bound through.
+    limits_.rmr_scope = DAT_RMR_SCOPE_PZ;
     limits_.transport_name = "verbs";
     // IB extensions: RDMA write with immediate is part of every RC QP; remote atomics
     // only where the device has them (rxe: IBV_ATOMIC_HCA).

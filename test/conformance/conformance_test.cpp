@@ -1055,6 +1055,110 @@ TEST(Conformance, RmrWindowBoundsRemoteAccess) {
     ASSERT_EQ(dat_rmr_free(rmr), DAT_SUCCESS);
 }
 
+// RMR scope, as the IA reports it (DAT_PROVIDER_ATTR.rmr_scope_supported, and the same in
+// dat_rmr_query): a window bound through EP A is written from the peer of EP B, another
+// connection of the same PZ. Scope EP: refused (the write completes in error, the bytes
+// never land). Scope PZ: it lands. Either way the report is what the provider does.
+TEST(Conformance, RmrScopeIsWhatTheIaReports) {
+    if (!traits().rdma) SKIP_UNSUPPORTED("no RDMA (max_rdma_size is 0)");
+    if (!traits().rmr) SKIP_UNSUPPORTED("no memory windows (max_rmrs is 0)");
+    if (!traits().rc && !traits().delayed_ack)
+        SKIP_UNSUPPORTED("needs write completions that wait for the target (delayed_ack)");
+    constexpr std::size_t kLen = 256;
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node a, b;  // two connections to the server: A and B
+        Buffer src;
+        CHILD_CHECK(a.open() == DAT_SUCCESS && a.make_ep() == DAT_SUCCESS);
+        CHILD_CHECK(b.open() == DAT_SUCCESS && b.make_ep() == DAT_SUCCESS);
+        CHILD_CHECK(b.reg(&src, kLen) == DAT_SUCCESS);
+        std::memset(src.mem.data(), 0x6D, kLen);
+        if (!traits().rc) CHILD_CHECK(set_delayed_ack(b.ep, true) == DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(ch.recv(&qual));
+        DAT_EVENT_NUMBER outcome;
+        CHILD_CHECK(a.connect(qual, &outcome) == DAT_SUCCESS &&
+                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        CHILD_CHECK(ch.send(1));  // A is up: B connects next (the server accepts in order)
+        CHILD_CHECK(b.connect(qual, &outcome) == DAT_SUCCESS &&
+                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        DAT_RMR_TRIPLET win;
+        CHILD_CHECK(ch.recv(&win));
+        DAT_LMR_TRIPLET iov = src.iov();
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = 7;
+        CHILD_CHECK(dat_ep_post_rdma_write(b.ep, 1, &iov, ck, &win, DAT_COMPLETION_DEFAULT_FLAG) ==
+                    DAT_SUCCESS);
+        DAT_EVENT ev;
+        CHILD_CHECK(b.next(b.req_evd, &ev) == DAT_SUCCESS);
+        const DAT_DTO_COMPLETION_STATUS st = ev.event_data.dto_completion_event_data.status;
+        CHILD_CHECK(st == DAT_DTO_SUCCESS || st == DAT_DTO_ERR_REMOTE_ACCESS);
+        int landed = st == DAT_DTO_SUCCESS ? 1 : 0;
+        CHILD_CHECK(ch.send(landed));
+        int done = 0;
+        CHILD_CHECK(ch.recv(&done));
+        return 0;
+    });
+    ch.parent_side();
+    Buffer region;  // outlives the Node: its LMR is freed first
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    alignas(DAT_PROVIDER_ATTR) unsigned char pa_storage[sizeof(DAT_PROVIDER_ATTR)];
+    auto &pa = *reinterpret_cast<DAT_PROVIDER_ATTR *>(pa_storage);
+    ASSERT_EQ(dat_ia_query(s.ia, nullptr, 0, nullptr, DAT_PROVIDER_FIELD_ALL, &pa), DAT_SUCCESS);
+    const DAT_RMR_SCOPE scope = pa.rmr_scope_supported;
+    ASSERT_TRUE(scope == DAT_RMR_SCOPE_EP || scope == DAT_RMR_SCOPE_PZ) << scope;
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    DAT_EP_HANDLE ep_b;
+    ASSERT_EQ(dat_ep_create(s.ia, s.pz, s.recv_evd, s.req_evd, s.conn_evd, nullptr, &ep_b),
+              DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&region, kLen), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    ASSERT_TRUE(ch.send(qual));
+    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);  // A on s.ep
+    int a_up = 0;
+    ASSERT_TRUE(ch.recv(&a_up));
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.cr_evd, &ev), DAT_SUCCESS);
+    ASSERT_EQ(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, ep_b, 0, nullptr),
+              DAT_SUCCESS);  // B
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    ASSERT_EQ(ev.event_number, DAT_CONNECTION_EVENT_ESTABLISHED);
+    // The window, bound through A.
+    DAT_RMR_HANDLE rmr;
+    ASSERT_EQ(dat_rmr_create(s.pz, &rmr), DAT_SUCCESS);
+    DAT_LMR_TRIPLET all = region.iov();
+    DAT_RMR_CONTEXT ctx = 0;
+    DAT_RMR_COOKIE ck;
+    ck.as_64 = 1;
+    ASSERT_EQ(dat_rmr_bind(rmr, region.lmr, &all, DAT_MEM_PRIV_REMOTE_WRITE_FLAG, DAT_VA_TYPE_VA,
+                           s.ep, ck, DAT_COMPLETION_DEFAULT_FLAG, &ctx),
+              DAT_SUCCESS);
+    ASSERT_EQ(s.next(s.req_evd, &ev), DAT_SUCCESS);
+    ASSERT_EQ(ev.event_number, DAT_RMR_BIND_COMPLETION_EVENT);
+    DAT_RMR_PARAM rp;
+    ASSERT_EQ(dat_rmr_query(rmr, DAT_RMR_FIELD_ALL, &rp), DAT_SUCCESS);
+    EXPECT_EQ(rp.rmr_scope, scope);
+    DAT_RMR_TRIPLET win{all.virtual_address, all.segment_length, ctx};
+    ASSERT_TRUE(ch.send(win));
+    int landed = -1;
+    ASSERT_TRUE(ch.recv(&landed));
+    std::printf(
+        "[ rmr scope ] %s reports %s; a write through the window from another "
+        "connection of its PZ %s\n",
+        topology().ia.c_str(), scope == DAT_RMR_SCOPE_EP ? "DAT_RMR_SCOPE_EP" : "DAT_RMR_SCOPE_PZ",
+        landed ? "landed" : "was refused");
+    EXPECT_EQ(landed, scope == DAT_RMR_SCOPE_PZ ? 1 : 0);
+    sync_with_provider(ep_b);
+    for (std::size_t i = 0; i < kLen; ++i) ASSERT_EQ(region.mem[i], landed ? 0x6D : 0) << i;
+    ASSERT_TRUE(ch.send(1));
+    EXPECT_EQ(reap(pid), 0);
+    ASSERT_EQ(dat_rmr_free(rmr), DAT_SUCCESS);
+    dat_ep_free(ep_b);  // perhaps broken (the refused write); freed either way
+}
+
 // A send from memory that is not registered (unknown lmr_context) completes with
 // DAT_DTO_ERR_LOCAL_PROTECTION and breaks the connection, as an RC queue pair would.
 //
