@@ -107,6 +107,8 @@ DAT_RETURN srq_resize(DAT_SRQ_HANDLE h, DAT_COUNT max_recv_dtos) noexcept {
     // below them.
     if (max_recv_dtos < static_cast<DAT_COUNT>(srq->ring.size()) + srq->taken.load())
         return bad_arg(2);
+    if (DAT_RETURN rc = srq->ia->transport->srq_resize(srq, max_recv_dtos); rc != DAT_SUCCESS)
+        return rc;
     try {
         srq->ring.reshape(static_cast<std::size_t>(max_recv_dtos),
                           static_cast<std::size_t>(srq->max_recv_iov));

@@ -283,6 +283,11 @@ class Transport {
     // them here.
     virtual DAT_RETURN srq_post_recv(Srq *srq, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
                                      DAT_DTO_COOKIE cookie) noexcept;
+    // dat_srq_resize, after util's checks and before it resizes its ring: a transport with
+    // a queue of its own makes it hold `max_recv_dtos`. Default: nothing to do.
+    virtual DAT_RETURN srq_resize(Srq * /*srq*/, DAT_COUNT /*max_recv_dtos*/) noexcept {
+        return DAT_SUCCESS;
+    }
     // dat_ep_recv_query: receives the EP holds now (its own posted ones, or the ones it
     // took from its SRQ and has not completed) and the bytes they span. Default:
     // DAT_MODEL_NOT_SUPPORTED.

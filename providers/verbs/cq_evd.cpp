@@ -16,6 +16,7 @@
 #include "util/deadline.hpp"
 #include "util/objects.hpp"
 #include "verbs/ep_impl.hpp"
+#include "verbs/srq.hpp"
 #include "verbs/transport.hpp"
 #include "verbs/wc_status.hpp"
 
@@ -53,10 +54,18 @@ DAT_RETURN CqEvd::open(ibv_context *ctx, DAT_COUNT qlen) noexcept {
 bool CqEvd::convert(const ibv_wc &wc, DAT_EVENT *out) noexcept {
     auto *slot = reinterpret_cast<WrSlot *>(static_cast<std::uintptr_t>(wc.wr_id));
     EpImpl *owner = slot->owner;
-    if (owner->dead.load(std::memory_order_acquire)) return false;
-    // A signalled request's completion also retires the unsignalled ones before it.
-    (slot->recv ? owner->rq : owner->sq)
-        .outstanding.fetch_sub(static_cast<int>(slot->retires), std::memory_order_relaxed);
+    if (slot->srq != nullptr) {
+        // A shared receive: the SRQ's mirror gives it back; the EP is the one whose queue
+        // pair took it.
+        srq_receive_done(slot->srq);
+        owner = slot->srq->owner_of(wc.qp_num);
+        if (owner == nullptr || owner->dead.load(std::memory_order_acquire)) return false;
+    } else {
+        if (owner->dead.load(std::memory_order_acquire)) return false;
+        // A signalled request's completion also retires the unsignalled ones before it.
+        (slot->recv ? owner->rq : owner->sq)
+            .outstanding.fetch_sub(static_cast<int>(slot->retires), std::memory_order_relaxed);
+    }
     DAT_DTO_COMPLETION_STATUS st = dto_status(wc.status);
     if (st == DAT_DTO_SUCCESS && slot->suppress) return false;
     // A failed (not flushed) request has put the QP in error: the connection is broken.

@@ -15,6 +15,7 @@ namespace opendat::verbs {
 
 class VerbsTransport;
 struct EpImpl;
+struct SrqImpl;
 
 // Scatter/gather entries per work request we build on the stack (post paths allocate nothing).
 constexpr int kMaxSge = 32;
@@ -43,6 +44,9 @@ struct WrSlot {
     std::uint32_t retires = 1;
     bool recv = false;            // in the receive ring (for the outstanding count)
     util::Header *rmr = nullptr;  // DAT_DTO_BIND_MW: the RMR being bound
+    // A receive posted to a shared receive queue (srq.hpp): `owner` is unknown until the
+    // completion names the queue pair that took it.
+    SrqImpl *srq = nullptr;
 };
 
 // A ring of slots used round-robin. It is twice the queue pair's capacity so that a slot
@@ -69,6 +73,7 @@ struct EpImpl : CmCtx {
     IdPtr id;  // the connection's rdma_cm id (active: ours; passive: the request's)
     QpPtr qp;  // created with ibv_create_qp; rdma_cm never owns it, we move its states
     SlotRing sq, rq;
+    SrqImpl *srq = nullptr;  // dat_ep_create_with_srq: its receives come from there
     std::uint32_t max_inline = 0;
     std::atomic<bool> dead{false};  // dat_ep_free'd: completions still in a CQ are dropped
     // When the pending dat_ep_connect gives up (steady clock, ms); 0 = never. Written by

@@ -43,9 +43,6 @@ void VerbsTransport::ia_attributes(DAT_IA_ATTR *ia_attr, DAT_PROVIDER_ATTR *prov
         ia_attr->max_lmr_block_size = cap(a.max_mr_size);
         ia_attr->max_pzs = a.max_pd;
         ia_attr->max_rmrs = mw_supported() ? a.max_mw : 0;
-        ia_attr->max_srqs = 0;  // SRQ not implemented
-        ia_attr->max_ep_per_srq = 0;
-        ia_attr->max_recv_per_srq = 0;
     }
     if (prov_attr != nullptr) {
         prov_attr->max_private_data_size = kPdataConnect;

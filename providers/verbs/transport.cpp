@@ -1,6 +1,8 @@
 // VerbsTransport: opening the device, the CM/async thread, EP creation and teardown.
 #include "verbs/transport.hpp"
 
+#include "verbs/srq.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -97,6 +99,10 @@ DAT_RETURN VerbsTransport::open(const util::ProviderInstance *inst) noexcept {
     // Verbs has no per-message "acknowledge after placement" control: RC completions
     // already mean the peer acknowledged; there is nothing to delay.
     limits_.delayed_ack_supported = false;
+    // Shared receive queues: ibv_srq (srq.cpp), where the device has them.
+    limits_.max_srqs = clamp_count(a.max_srq_wr > 0 ? a.max_srq : 0);
+    limits_.max_ep_per_srq = limits_.max_srqs > 0 ? limits_.max_eps : 0;
+    limits_.max_recv_per_srq = limits_.max_srqs > 0 ? clamp_count(a.max_srq_wr) : 0;
     // Windows are IB type 1 (mem.cpp): the device checks their rkey against the PD, so any
     // QP of the PZ may use one, not just the EP it was bound through.
     limits_.rmr_scope = DAT_RMR_SCOPE_PZ;
@@ -166,12 +172,20 @@ DAT_RETURN VerbsTransport::ep_create(util::Ep *ep) noexcept {
                 static_cast<std::uint32_t>(std::max<DAT_COUNT>(at.max_request_dtos, 1));
             qa.cap.max_recv_wr =
                 static_cast<std::uint32_t>(std::max<DAT_COUNT>(at.max_recv_dtos, 1));
+            // dat_ep_create_with_srq: receives come from the SRQ's device queue.
+            SrqImpl *srq = ep->srq != nullptr ? srq_impl(ep->srq) : nullptr;
+            if (srq != nullptr) {
+                qa.srq = srq->dev;
+                qa.cap.max_recv_wr = 0;
+                qa.cap.max_recv_sge = 0;
+            }
             qa.cap.max_send_sge = static_cast<std::uint32_t>(std::max(
                 {at.max_request_iov, at.max_rdma_read_iov, at.max_rdma_write_iov, DAT_COUNT{1}}));
             qa.cap.max_send_sge = std::min<std::uint32_t>(
                 qa.cap.max_send_sge, static_cast<std::uint32_t>(limits_.max_iov));
-            qa.cap.max_recv_sge =
-                static_cast<std::uint32_t>(std::max<DAT_COUNT>(at.max_recv_iov, 1));
+            if (srq == nullptr)
+                qa.cap.max_recv_sge =
+                    static_cast<std::uint32_t>(std::max<DAT_COUNT>(at.max_recv_iov, 1));
             // Inline sends copy the data into the work request: the device then never
             // checks the lmr_context, so a bad one would not give LOCAL_PROTECTION as DAT
             // requires. Off unless OPENDAT_VERBS_MAX_INLINE asks for it (a latency trade).
@@ -191,6 +205,11 @@ DAT_RETURN VerbsTransport::ep_create(util::Ep *ep) noexcept {
             impl->max_inline = qa.cap.max_inline_data;
             impl->sq.init(impl.get(), qa.cap.max_send_wr, false);
             impl->rq.init(impl.get(), qa.cap.max_recv_wr, true);
+            if (srq != nullptr) {
+                std::lock_guard slk(srq->eps_mu);
+                srq->eps[qp->qp_num] = impl.get();  // may throw: OPENDAT_GUARD reports it
+                impl->srq = srq;
+            }
             if (at.recv_completion_flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG)
                 rcq->set_solicited_only();
             // Receives may be posted before the connection exists: INIT accepts them.
@@ -220,6 +239,10 @@ void VerbsTransport::ep_destroy(util::Ep *ep) noexcept {
     // Outside ep->mu: destroying an id waits until its events are acknowledged, and the
     // CM thread may be waiting for ep->mu with one of them (see on_cm_event).
     id.reset();
+    if (impl->srq != nullptr && impl->qp) {
+        std::lock_guard slk(impl->srq->eps_mu);
+        impl->srq->eps.erase(impl->qp->qp_num);
+    }
     impl->qp.reset();
     {
         std::lock_guard lk(mu_);

@@ -95,6 +95,13 @@ class VerbsTransport final : public util::Transport {
     // A disconnected EP's queue pair back to INIT, so receives posted from now on wait
     // for the next connection instead of being flushed.
     void ep_reset(util::Ep *ep) noexcept override;
+    // Shared receive queues (srq.cpp).
+    DAT_RETURN srq_create(util::Srq *srq) noexcept override;
+    void srq_destroy(util::Srq *srq) noexcept override;
+    DAT_RETURN srq_post_recv(util::Srq *srq, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                             DAT_DTO_COOKIE cookie) noexcept override;
+    DAT_RETURN srq_resize(util::Srq *srq, DAT_COUNT max_recv_dtos) noexcept override;
+    DAT_RETURN ep_recv_info(util::Ep *ep, DAT_COUNT *nbufs, DAT_COUNT *span) noexcept override;
 
     const Device &device() const noexcept { return dev_; }
     bool mw_supported() const noexcept {

@@ -13,8 +13,9 @@
 #     verbs_events: wake-up latency of merged DTO+connection+software EVDs and of CNOs
 #     (event-driven, no polling slice), connection events on a merged EVD, suppressed
 #     and solicited completions; through both libdat2s;
-#  2. Debian's dtest (default, -p, -W, -c, -w; -b 4096 -B 10), dtestcm -c 50 (and -w) and
-#     dtestx (IB extensions: write with immediate, atomics) over our verbs provider,
+#  2. Debian's dtest (default, -p, -W, -c, -w; -b 4096 -B 10), dtestcm -c 50 (and -w),
+#     dtestx (IB extensions: write with immediate, atomics) and dtestsrq (shared receive
+#     queues: default, -c 4 -B 10 -t 3, and -S 0) over our verbs provider,
 #     through our libdat2 (LD_LIBRARY_PATH) and through Debian's (DAT_OVERRIDE);
 #  3. our libdat2 hosting Debian's libdaplofa.so.2: dtest (default, -p, -W);
 #  4. the figure: dat_bench RDMA-write 64 KiB bandwidth and 8-byte send latency, our
@@ -101,6 +102,7 @@ check_dtool() {  # name tool
     [[ $PAIR_SRC == 0 && $PAIR_CRC == 0 ]] || { ok=1; why="rc server $PAIR_SRC client $PAIR_CRC"; }
     local verdict='DAPL Test Complete. PASSED'
     [[ $tool == dtestcm ]] && verdict='DAPL Connection Test Complete'
+    [[ $tool == dtestsrq ]] && verdict='SRQ Test Complete.'  # "RC SRQ" or, with -S 0, "RC none SRQ"
     for side in server client; do
         grep -qF "$verdict" "$out/$name.$side" || { ok=1; why="$why; $side no verdict"; }
         grep -qE 'FAILED|ERR:' "$out/$name.$side" && { ok=1; why="$why; $side error"; }
@@ -184,6 +186,13 @@ if [[ " $steps " == *" 2 "* ]]; then
         # extension test (write with immediate, compare-and-swap, fetch-and-add).
         dtool "dtest_write_stream_immed_$fn" "$lib" ofa-v2-verbs-rxe dtest -b 4096 -B 10 -w
         dtestx_pair "dtestx_rc_$fn" "$lib" ofa-v2-verbs-rxe
+        # Shared receive queues: dtestsrq's connections all take their receives from one
+        # SRQ (ibv_srq), with bursts and several connections; -S 0 gives each EP its own.
+        # It has no side channel: the client connects to qualifier 45248 once the server
+        # had time to listen (an rdma_cm listener does not show in /proc/net/tcp).
+        WAIT_FOR=3 dtool "dtestsrq_default_$fn" "$lib" ofa-v2-verbs-rxe dtestsrq
+        WAIT_FOR=3 dtool "dtestsrq_bursts_$fn" "$lib" ofa-v2-verbs-rxe dtestsrq -c 4 -B 10 -t 3
+        WAIT_FOR=3 dtool "dtestsrq_nosrq_$fn" "$lib" ofa-v2-verbs-rxe dtestsrq -S 0
     done
 fi
 

@@ -65,7 +65,12 @@ int attributes(DAT_IA_HANDLE ia) {
         bool fn = std::strncmp(n, "debug_", 6) == 0;
         std::printf("  %s = %s\n", n, fn ? "<function>" : pa.provider_specific_attr[i].value);
     }
-    check("max_srqs is 0", a.max_srqs == 0, std::to_string(a.max_srqs));
+    // Shared receive queues come from the device (ibv_srq): reported as it has them.
+    check("max_srqs and srq_supported agree",
+          (a.max_srqs > 0) == (pa.srq_supported == DAT_TRUE) &&
+              (a.max_srqs == 0 || (a.max_recv_per_srq > 0 && a.max_ep_per_srq > 0)),
+          std::to_string(a.max_srqs) + " srqs, " + std::to_string(a.max_recv_per_srq) +
+              " receives each");
     check("max_eps from the device", a.max_eps > 0, std::to_string(a.max_eps));
     const char *ext = vendor_attr(pa, "vendor_extension");
     check("vendor_extension 1.0", ext != nullptr && std::strcmp(ext, "1.0") == 0,
