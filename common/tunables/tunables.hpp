@@ -230,6 +230,16 @@ inline constexpr Spec kTcpWaitSleep{
     "epoll_wait and receives on the caller's thread (one wake-up per message, as a blocking "
     "recv); cv sleeps on the EVD and the progress thread wakes it (read when an IA opens)",
     "epoll,cv"};
+inline constexpr Spec kTcpTxBatch{
+    "DAT_TCP_TX_BATCH",
+    Type::kInt,
+    "tcp",
+    "64",
+    64,
+    1,
+    128,
+    "frames one sendmsg may carry when several are queued on a connection (a batch stops at "
+    "128 KiB); 1 sends each frame with its own system call (read when an IA opens)"};
 inline constexpr Spec kTcpWireVersion{
     "DAT_TCP_WIRE_VERSION",
     Type::kInt,

@@ -39,6 +39,7 @@ ProgressPolicy ProgressPolicy::from_env() noexcept {
     }
     p.spin_us = static_cast<std::uint32_t>(tun::read_int(tun::kTcpSpinUs));
     p.wait_spin_us = static_cast<std::uint32_t>(tun::read_int(tun::kTcpWaitSpinUs));
+    p.tx_batch = static_cast<std::uint32_t>(tun::read_int(tun::kTcpTxBatch));
     if (p.mode == Mode::Sleep) p.spin_us = p.wait_spin_us = 0;
     // Busy progress never sleeps, so a consumer's epoll_wait would only compete with it.
     p.wait_in_epoll = tun::read_choice(tun::kTcpWaitSleep) == 0 && p.mode != Mode::Busy;

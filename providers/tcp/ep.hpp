@@ -105,17 +105,33 @@ class TcpEp final : public Pollable {
 
   private:
     enum class Phase { Idle, RetryWait, Connecting, AwaitAccept, Connected, Closing, Closed };
+    // Where a frame comes from: the control ring, the request ring, or our DISC.
+    enum class TxSrc { None, Ctrl, Request, Disc };
     enum class Step { Continue, Stop, Failed };
 
     // Transmit side (ep_tx.cpp).
     void tx_progress() noexcept;
-    bool next_frame() noexcept;
+    bool next_frame(bool traced = false) noexcept;
     void frame_sent() noexcept;
+    // The frame next_frame() would pick once everything before the control-ring counter
+    // `ctrl` and the request-ring counter `*req` is sent (it moves *req past requests that
+    // need no sending).
+    TxSrc pick_frame(std::uint64_t ctrl, std::uint64_t *req) const noexcept;
+    // Appends a frame's bytes (header, then payload) to `out`.
+    template <int N>
+    void describe_frame(TxSrc src, std::uint64_t idx, IovCursor<N> *out, bool trace) noexcept;
+    // Frames queued behind the one under way, gathered into the same sendmsg (ep_tx.cpp).
+    struct TxBatch;
+    void gather_batch(TxBatch *b) noexcept;
+    // The counter of the frame under way in its ring.
+    std::uint64_t tx_index() const noexcept { return tx_src_ == TxSrc::Ctrl ? ctrl_head_ : sq_tx_; }
     bool queue_ctrl(const FrameHeader &hdr, const void *data) noexcept;
+    bool defer_tx() noexcept;  // this post joins a burst: EPOLLOUT sends it (ep_tx.cpp)
     bool ctrl_full() const noexcept { return ctrl_tail_ - ctrl_head_ == ctrl_.size(); }
     void reap() noexcept;
     void half_close() noexcept;
-    bool fence_holds() const noexcept;
+    bool fence_holds() const noexcept { return fence_holds_at(sq_tx_); }
+    bool fence_holds_at(std::uint64_t req) const noexcept;  // before request `req` goes
 
     // Receive side (ep_rx.cpp).
     void rx_progress() noexcept;
@@ -150,8 +166,10 @@ class TcpEp final : public Pollable {
 
     // Revocation barrier (ep_access.cpp, util/access_guard.hpp).
     bool rx_target_alive(const util::AccessHold &h) const noexcept;
-    bool tx_needs_hold() const noexcept;  // the frame now sent reads registered memory
-    bool tx_source_alive(const util::AccessHold &h) const noexcept;  // when tx_needs_hold()
+    // Whether a frame (its control-ring or request-ring counter) reads registered memory,
+    // and, when it does, whether that memory is still exposed.
+    bool needs_hold(TxSrc src, std::uint64_t idx) const noexcept;
+    bool source_alive(const util::AccessHold &h, TxSrc src, std::uint64_t idx) const noexcept;
     void access_revoked(bool receiving) noexcept;
     // Limits per peer: close and drain deadlines (ep_deadline.cpp).
     void arm_close_deadline(bool after_violation) noexcept;
@@ -200,11 +218,16 @@ class TcpEp final : public Pollable {
     std::uint64_t ctrl_head_ = 0, ctrl_tail_ = 0;
 
     // Frame being transmitted: where it comes from, and its bytes not yet sent.
-    enum class TxSrc { None, Ctrl, Request, Disc } tx_src_ = TxSrc::None;
+    TxSrc tx_src_ = TxSrc::None;
     IovCursor<kMaxIov + 1> tx_frame_;  // header + payload segments
     bool disc_wanted_ = false;         // graceful disconnect: DISC after everything queued
     bool disc_sent_ = false;
     bool close_after_ctrl_ = false;  // a NAK is queued: stop after sending it
+    // When the last post returned (defer_tx): a post closer than kBurstGap to it is part
+    // of a burst. Far below any round trip over TCP, far above a consumer's own loop.
+    static constexpr std::chrono::nanoseconds kBurstGap{1000};
+    static constexpr std::uint64_t kDeferMax = 8192;  // bytes: larger posts go at once
+    std::chrono::steady_clock::time_point last_post_{};
     FrameHeader disc_hdr_{};
 
     // Wire terms: what this side offers (DAT_TCP_WIRE_VERSION), and what both agreed on

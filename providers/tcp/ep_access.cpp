@@ -30,14 +30,15 @@ bool TcpEp::rx_target_alive(const util::AccessHold &h) const noexcept {
     return true;  // provider memory
 }
 
-// Called only when tx_needs_hold(): the frame's bytes come from registered memory.
-bool TcpEp::tx_source_alive(const util::AccessHold &h) const noexcept {
-    if (tx_src_ == TxSrc::Ctrl) {
-        const CtrlFrame &c = ctrl_[ctrl_head_ % ctrl_.size()];
+// Called only when needs_hold(src, idx): the frame's bytes come from registered memory.
+// `idx` is the frame's control-ring or request-ring counter.
+bool TcpEp::source_alive(const util::AccessHold &h, TxSrc src, std::uint64_t idx) const noexcept {
+    if (src == TxSrc::Ctrl) {
+        const CtrlFrame &c = ctrl_[idx % ctrl_.size()];
         return h.remote(c.rkey, ep->pz, ep, reinterpret_cast<std::uintptr_t>(c.data), c.hdr.length,
                         DAT_MEM_PRIV_REMOTE_READ_FLAG) == DAT_DTO_SUCCESS;
     }
-    const std::size_t slot = sq_tx_ % sq_.size();
+    const std::size_t slot = idx % sq_.size();
     return h.local(&sq_iov_[slot * kMaxIov], sq_[slot].niov, ep->pz, DAT_MEM_PRIV_NONE_FLAG) ==
            DAT_DTO_SUCCESS;
 }
@@ -45,14 +46,14 @@ bool TcpEp::tx_source_alive(const util::AccessHold &h) const noexcept {
 // The one rule for which frames carry registered memory: a read response (a control frame
 // with the key it was checked under) and a request with a payload (not READ_REQ or
 // ATOMIC_REQ, whose operands travel in the header).
-bool TcpEp::tx_needs_hold() const noexcept {
-    switch (tx_src_) {
+bool TcpEp::needs_hold(TxSrc src, std::uint64_t idx) const noexcept {
+    switch (src) {
         case TxSrc::Ctrl: {
-            const CtrlFrame &c = ctrl_[ctrl_head_ % ctrl_.size()];
+            const CtrlFrame &c = ctrl_[idx % ctrl_.size()];
             return c.rkey != 0 && c.hdr.length != 0;
         }
         case TxSrc::Request: {
-            const std::uint8_t op = sq_[sq_tx_ % sq_.size()].hdr.op;
+            const std::uint8_t op = sq_[idx % sq_.size()].hdr.op;
             return op != kReadReq && op != kAtomicReq;
         }
         default:

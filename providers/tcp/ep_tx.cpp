@@ -207,10 +207,40 @@ DAT_RETURN TcpEp::post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET 
         return DAT_SUCCESS;
     }
     ++sq_tail_;
+    if (defer_tx()) {
+        // EPOLLOUT (the socket has room) sends it, with what is posted meanwhile, in the
+        // next epoll round of whoever progresses.
+        update_poll();
+        return DAT_SUCCESS;
+    }
     tx_progress();
     reap();
     update_poll();
+    last_post_ = std::chrono::steady_clock::now();
     return DAT_SUCCESS;
+}
+
+// Back-to-back posts leave together. A request is only queued when it is part of a burst:
+// it comes within kBurstGap of the end of the previous post on this endpoint, and the
+// consumer has not caught up (earlier requests are outstanding, or completions wait in the
+// request EVD). update_poll() then arms EPOLLOUT, and the next epoll round (a polling
+// consumer's empty dequeue, a dat_evd_wait in the progress, or the progress thread, awake
+// or not: the socket is writable) sends every queued frame with one sendmsg, as does the
+// next post that is not deferred. A post after a round trip (a ping-pong) or after its
+// predecessor's completion was taken (post, poll, post) goes at once, and so does a post
+// that fills a batch, or one of more than kDeferMax bytes. DAT_TCP_TX_BATCH=1 turns this off.
+bool TcpEp::defer_tx() noexcept {
+    const std::uint32_t batch = tr_->engine().policy().tx_batch;
+    if (batch <= 1) return false;
+    const auto now = std::chrono::steady_clock::now();
+    const bool burst = now - last_post_ < kBurstGap;
+    last_post_ = now;
+    // A big message gains nothing: its copy dwarfs the system call.
+    if (!burst || sq_tail_ - sq_tx_ >= batch || sq_[(sq_tail_ - 1) % sq_.size()].total > kDeferMax)
+        return false;
+    const bool behind = sq_tail_ - sq_head_ > 1 ||
+                        (ep->request_evd != nullptr && ep->request_evd->has_events_hint());
+    return behind;
 }
 
 bool TcpEp::queue_ctrl(const FrameHeader &hdr, const void *data) noexcept {
@@ -223,54 +253,66 @@ bool TcpEp::queue_ctrl(const FrameHeader &hdr, const void *data) noexcept {
     return true;
 }
 
-// Picks the frame to transmit next, if none is under way, and describes its bytes in
-// tx_frame_ (the cursor then moves as they are sent). Control frames go first (they
-// answer the peer); DISC goes last.
-bool TcpEp::next_frame() noexcept {
-    if (tx_src_ != TxSrc::None) return true;
-    if (ctrl_head_ != ctrl_tail_) {
-        tx_src_ = TxSrc::Ctrl;
-    } else {
-        // Skip requests that failed local checks: they are already "transmitted".
-        while (sq_tx_ != sq_tail_ && sq_[sq_tx_ % sq_.size()].transmitted) ++sq_tx_;
-        if (sq_tx_ != sq_tail_ && !close_after_ctrl_ && !fence_holds())
-            tx_src_ = TxSrc::Request;
-        else if (disc_wanted_ && !disc_sent_ && sq_tx_ == sq_tail_)
-            tx_src_ = TxSrc::Disc;
-        else
-            return false;
-    }
-    tx_frame_.clear();
-    switch (tx_src_) {
+TcpEp::TxSrc TcpEp::pick_frame(std::uint64_t ctrl, std::uint64_t *req) const noexcept {
+    if (ctrl != ctrl_tail_) return TxSrc::Ctrl;
+    // Skip requests that failed local checks: they are already "transmitted".
+    while (*req != sq_tail_ && sq_[*req % sq_.size()].transmitted) ++*req;
+    if (*req != sq_tail_ && !close_after_ctrl_ && !fence_holds_at(*req)) return TxSrc::Request;
+    if (disc_wanted_ && !disc_sent_ && *req == sq_tail_) return TxSrc::Disc;
+    return TxSrc::None;
+}
+
+template <int N>
+void TcpEp::describe_frame(TxSrc src, std::uint64_t idx, IovCursor<N> *out, bool trace) noexcept {
+    switch (src) {
         case TxSrc::Ctrl: {
-            const CtrlFrame &c = ctrl_[ctrl_head_ % ctrl_.size()];
-            tx_frame_.push(&c.hdr, sizeof c.hdr);
-            tx_frame_.push(c.data, c.hdr.length);
+            const CtrlFrame &c = ctrl_[idx % ctrl_.size()];
+            out->push(&c.hdr, sizeof c.hdr);
+            out->push(c.data, c.hdr.length);
+            if (trace)
+                DAPL_TRC_FRAME("tcp.frame", "EP %p tx op %u flags 0x%x length %u seq %u",
+                               static_cast<void *>(this), c.hdr.op, c.hdr.flags, c.hdr.length,
+                               c.hdr.seq);
             break;
         }
         case TxSrc::Request: {
-            std::size_t slot = sq_tx_ % sq_.size();
+            std::size_t slot = idx % sq_.size();
             const RequestWr &w = sq_[slot];
-            tx_frame_.push(&w.hdr, sizeof w.hdr);
+            out->push(&w.hdr, sizeof w.hdr);
             if (w.hdr.op == kAtomicReq)
-                tx_frame_.push(w.hdr_ext, sizeof w.hdr_ext);
+                out->push(w.hdr_ext, sizeof w.hdr_ext);
             else if (w.hdr.op != kReadReq)
-                tx_frame_.push_segments(&sq_iov_[slot * kMaxIov], w.niov);
+                out->push_segments(&sq_iov_[slot * kMaxIov], w.niov);
+            if (trace)
+                DAPL_TRC_FRAME("tcp.frame", "EP %p tx op %u flags 0x%x length %u seq %u",
+                               static_cast<void *>(this), w.hdr.op, w.hdr.flags, w.hdr.length,
+                               w.hdr.seq);
             break;
         }
         case TxSrc::Disc:
             disc_hdr_ = frame(kDisc, 0);
-            tx_frame_.push(&disc_hdr_, sizeof disc_hdr_);
+            out->push(&disc_hdr_, sizeof disc_hdr_);
+            if (trace)
+                DAPL_TRC_FRAME("tcp.frame", "EP %p tx op %u flags 0x%x length %u seq %u",
+                               static_cast<void *>(this), disc_hdr_.op, disc_hdr_.flags,
+                               disc_hdr_.length, disc_hdr_.seq);
             break;
         case TxSrc::None:
-            return false;
+            break;
     }
-    {
-        // The header is the first buffer of a frame just described.
-        const auto *f = static_cast<const FrameHeader *>(tx_frame_.data()[0].iov_base);
-        DAPL_TRC_FRAME("tcp.frame", "EP %p tx op %u flags 0x%x length %u seq %u",
-                       static_cast<void *>(this), f->op, f->flags, f->length, f->seq);
-    }
+}
+
+// Picks the frame to transmit next, if none is under way, and describes its bytes in
+// tx_frame_ (the cursor then moves as they are sent). Control frames go first (they
+// answer the peer); DISC goes last.
+bool TcpEp::next_frame(bool traced) noexcept {
+    if (tx_src_ != TxSrc::None) return true;
+    const TxSrc src = pick_frame(ctrl_head_, &sq_tx_);
+    if (src == TxSrc::None) return false;
+    tx_src_ = src;
+    tx_frame_.clear();
+    // A frame that went out in a batch was traced when it was gathered.
+    describe_frame(src, tx_index(), &tx_frame_, !traced);
     return true;
 }
 
@@ -309,6 +351,60 @@ void TcpEp::half_close() noexcept {
     }
 }
 
+// Frames queued behind the one under way leave with it in one sendmsg: no system call per
+// small message while many are queued. The batch's iovecs are the head frame's remaining
+// bytes, then each gathered frame's; `frames` says where each gathered frame came from,
+// its size and where its iovecs end. Never value-initialised: it lives on the stack of
+// every transmit round.
+struct TcpEp::TxBatch {
+    static constexpr int kFrames = 128;  // DAT_TCP_TX_BATCH's maximum
+    static constexpr int kIov = 256;
+    static constexpr std::uint64_t kBytes = 128 * 1024;  // bigger frames gain nothing
+    struct Frame {
+        TxSrc src;
+        std::uint64_t idx;    // its ring counter
+        std::uint64_t bytes;  // header and payload
+        int iov_end;          // iovecs of the batch up to and including this frame
+        bool hold;            // reads registered memory (the revocation barrier)
+    };
+    IovCursor<kIov> iov;
+    Frame frames[kFrames];
+    int n = 0;
+    bool hold = false;
+};
+
+void TcpEp::gather_batch(TxBatch *b) noexcept {
+    const auto max = static_cast<int>(tr_->engine().policy().tx_batch);
+    if (max <= 1 || (tx_src_ != TxSrc::Ctrl && tx_src_ != TxSrc::Request)) return;
+    std::uint64_t ctrl = ctrl_head_ + (tx_src_ == TxSrc::Ctrl ? 1 : 0);
+    std::uint64_t req = sq_tx_ + (tx_src_ == TxSrc::Request ? 1 : 0);
+    std::uint64_t bytes = tx_frame_.left();
+    bool copied_head = false;
+    while (b->n + 1 < max && b->n < TxBatch::kFrames && bytes < TxBatch::kBytes &&
+           b->iov.count() + kMaxIov + 1 + tx_frame_.count() <= TxBatch::kIov) {
+        // The same choice next_frame() will make once the frames before it are sent; DISC
+        // goes on its own (it ends our side of the stream).
+        const TxSrc src = pick_frame(ctrl, &req);
+        if (src != TxSrc::Ctrl && src != TxSrc::Request) break;
+        if (!copied_head) {
+            for (int i = 0; i < tx_frame_.count(); ++i)
+                b->iov.push(tx_frame_.data()[i].iov_base, tx_frame_.data()[i].iov_len);
+            copied_head = true;
+        }
+        const std::uint64_t idx = src == TxSrc::Ctrl ? ctrl++ : req++;
+        const std::uint64_t before = b->iov.left();
+        describe_frame(src, idx, &b->iov, true);
+        TxBatch::Frame &f = b->frames[b->n++];
+        f.src = src;
+        f.idx = idx;
+        f.bytes = b->iov.left() - before;
+        f.iov_end = b->iov.count();
+        f.hold = needs_hold(src, idx);
+        b->hold = b->hold || f.hold;
+        bytes += f.bytes;
+    }
+}
+
 void TcpEp::tx_progress() noexcept {
     if (!fd_ ||
         (phase_ != Phase::Connected && phase_ != Phase::Closing && phase_ != Phase::AwaitAccept))
@@ -316,16 +412,35 @@ void TcpEp::tx_progress() noexcept {
     bool freed_ctrl = false;
     for (;;) {
         if (!next_frame()) break;
+        TxBatch b;
+        gather_batch(&b);
         msghdr msg{};
-        msg.msg_iov = tx_frame_.data();
-        msg.msg_iovlen = static_cast<std::size_t>(tx_frame_.count());
+        if (b.n > 0) {
+            msg.msg_iov = b.iov.data();
+            msg.msg_iovlen = static_cast<std::size_t>(b.iov.count());
+        } else {
+            msg.msg_iov = tx_frame_.data();
+            msg.msg_iovlen = static_cast<std::size_t>(tx_frame_.count());
+        }
         ssize_t sent;
-        if (tx_needs_hold()) {
-            // Revocation barrier: re-check the source and send under the hold.
+        const bool head_hold = needs_hold(tx_src_, tx_index());
+        if (head_hold || b.hold) {
+            // Revocation barrier: re-check every source and send under the hold.
             bool alive;
             {
                 util::AccessHold hold(ep->ia->mem);
-                alive = tx_source_alive(hold);
+                alive = !head_hold || source_alive(hold, tx_src_, tx_index());
+                // A gathered frame whose memory went stops the batch before it: it fails
+                // as the head of a later round.
+                for (int i = 0; alive && i < b.n; ++i) {
+                    const TxBatch::Frame &f = b.frames[i];
+                    if (f.hold && !source_alive(hold, f.src, f.idx)) {
+                        msg.msg_iovlen = static_cast<std::size_t>(i == 0 ? tx_frame_.count()
+                                                                         : b.frames[i - 1].iov_end);
+                        b.n = i;
+                        break;
+                    }
+                }
                 sent = alive ? sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT) : 0;
             }
             if (!alive) {
@@ -343,10 +458,32 @@ void TcpEp::tx_progress() noexcept {
             teardown(DAT_CONNECTION_EVENT_BROKEN, true);
             return;
         }
-        tx_frame_.consume(static_cast<std::size_t>(sent));
+        // The bytes the kernel took: the head frame's first, then the gathered frames' in
+        // order; each one complete is sent, a partial one becomes the frame under way.
+        auto rest = static_cast<std::uint64_t>(sent);
+        std::uint64_t take = rest < tx_frame_.left() ? rest : tx_frame_.left();
+        tx_frame_.consume(static_cast<std::size_t>(take));
+        rest -= take;
         if (tx_frame_.left() > 0) continue;
         if (tx_src_ == TxSrc::Ctrl) freed_ctrl = true;
         frame_sent();
+        for (int i = 0; i < b.n && rest > 0; ++i) {
+            const TxBatch::Frame &f = b.frames[i];
+            // Nothing was queued meanwhile, so next_frame() picks the frame gathered here.
+            if (!next_frame(true) || tx_src_ != f.src || tx_index() != f.idx) {
+                DAPL_TRC(trace::kError, "tcp",
+                         "EP %p: transmit batch out of step: connection broken",
+                         static_cast<void *>(ep));
+                teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+                return;
+            }
+            take = rest < f.bytes ? rest : f.bytes;
+            tx_frame_.consume(static_cast<std::size_t>(take));
+            rest -= take;
+            if (tx_frame_.left() > 0) break;
+            if (tx_src_ == TxSrc::Ctrl) freed_ctrl = true;
+            frame_sent();
+        }
     }
     if (freed_ctrl && rx_.blocked && !ctrl_full()) {
         rx_.blocked = false;
@@ -374,10 +511,10 @@ void TcpEp::reap() noexcept {
 // before it has its data placed. Without it the target could take a later write (or the
 // consumer, woken by a later send, could change the memory) before it sends the read's
 // data, which it reads from memory only when it transmits the response.
-bool TcpEp::fence_holds() const noexcept {
-    if (sq_tx_ == sq_tail_ || !(sq_[sq_tx_ % sq_.size()].flags & DAT_COMPLETION_BARRIER_FENCE_FLAG))
+bool TcpEp::fence_holds_at(std::uint64_t req) const noexcept {
+    if (req == sq_tail_ || !(sq_[req % sq_.size()].flags & DAT_COMPLETION_BARRIER_FENCE_FLAG))
         return false;
-    for (std::uint64_t i = sq_head_; i != sq_tx_; ++i) {
+    for (std::uint64_t i = sq_head_; i != req; ++i) {
         const RequestWr &w = sq_[i % sq_.size()];
         if (w.dto == DAT_DTO_RDMA_READ && w.need_reply && !w.replied) return true;
     }

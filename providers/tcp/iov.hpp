@@ -79,7 +79,7 @@ class IovCursor {
     }
 
   private:
-    iovec v_[N]{};
+    iovec v_[N];  // not value-initialised: only [0, n_) is ever read
     int n_ = 0, idx_ = 0;
     std::uint64_t left_ = 0;
 };

@@ -49,6 +49,7 @@ bool Evd::post(const DAT_EVENT &ev, bool solicited) noexcept {
         slot = ev;
         slot.evd_handle = this;
         ++count_;
+        queued_.store(count_, std::memory_order_relaxed);
         if (solicited) ++solicited_;
         if (waiters_ > 0) {
             if (!(solicited || !solicited_only_)) {
@@ -74,6 +75,7 @@ bool Evd::pop_locked(DAT_EVENT *out) noexcept {
     *out = ring_[head_];
     head_ = (head_ + 1) % ring_.size();
     --count_;
+    queued_.store(count_, std::memory_order_relaxed);
     return true;
 }
 

@@ -90,6 +90,9 @@ struct Evd : Header {
     DAT_EVD_STATE state() const noexcept;
     Cno *cno() const noexcept;
     DAT_COUNT pending() const noexcept;
+    // Whether events wait to be dequeued, without the lock: a hint only (a transport's
+    // guess that its consumer is busy with a burst), never a decision about an event.
+    bool has_events_hint() const noexcept { return queued_.load(std::memory_order_relaxed) != 0; }
 
     const DAT_EVD_FLAGS flags;
     std::atomic<int> users{0};  // EPs/PSPs/RSPs naming this EVD: freeing it is refused
@@ -121,6 +124,7 @@ struct Evd : Header {
     std::vector<DAT_EVENT> ring_;
     std::size_t head_ = 0;
     std::size_t count_ = 0;
+    std::atomic<std::size_t> queued_{0};  // count_, for has_events_hint()
     bool enabled_ = true;
     bool waitable_ = true;
     bool solicited_only_ = false;
