@@ -151,79 +151,159 @@ DAT_RETURN make_transport(util::ProviderInstance *inst, util::Ia *ia,
 
 // --- EP creation -----------------------------------------------------------------------
 
+// The EP's queue pair, from the PZ, EVDs and attributes it has (ep_create) or is about to
+// have (ep_modify). May throw (OPENDAT_GUARD in the callers reports it).
+DAT_RETURN VerbsTransport::make_qp(EpImpl *impl, const util::EpConfig &c) {
+    util::Ep *ep = impl->ep;
+    auto *rcq = as_cq_evd(c.recv_evd);
+    auto *scq = as_cq_evd(c.request_evd);
+    if (rcq == nullptr) return util::err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV);
+    if (scq == nullptr) return util::err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_REQUEST);
+    const DAT_EP_ATTR &at = c.attr;
+    ibv_qp_init_attr qa{};
+    qa.send_cq = scq->cq();
+    qa.recv_cq = rcq->cq();
+    qa.qp_type = IBV_QPT_RC;
+    qa.sq_sig_all = 0;
+    qa.cap.max_send_wr = static_cast<std::uint32_t>(std::max<DAT_COUNT>(at.max_request_dtos, 1));
+    qa.cap.max_recv_wr = static_cast<std::uint32_t>(std::max<DAT_COUNT>(at.max_recv_dtos, 1));
+    // dat_ep_create_with_srq: receives come from the SRQ's device queue.
+    SrqImpl *srq = ep->srq != nullptr ? srq_impl(ep->srq) : nullptr;
+    if (srq != nullptr) {
+        qa.srq = srq->dev;
+        qa.cap.max_recv_wr = 0;
+        qa.cap.max_recv_sge = 0;
+    }
+    qa.cap.max_send_sge = static_cast<std::uint32_t>(
+        std::max({at.max_request_iov, at.max_rdma_read_iov, at.max_rdma_write_iov, DAT_COUNT{1}}));
+    qa.cap.max_send_sge =
+        std::min<std::uint32_t>(qa.cap.max_send_sge, static_cast<std::uint32_t>(limits_.max_iov));
+    if (srq == nullptr)
+        qa.cap.max_recv_sge = static_cast<std::uint32_t>(std::max<DAT_COUNT>(at.max_recv_iov, 1));
+    // Inline sends copy the data into the work request: the device then never
+    // checks the lmr_context, so a bad one would not give LOCAL_PROTECTION as DAT
+    // requires. Off unless OPENDAT_VERBS_MAX_INLINE asks for it (a latency trade).
+    qa.cap.max_inline_data = configured_max_inline();
+    ibv_qp *qp = ibv_create_qp(pd_of(c.pz), &qa);
+    if (qp == nullptr) {
+        qa.cap.max_inline_data = 0;
+        qp = ibv_create_qp(pd_of(c.pz), &qa);
+    }
+    if (qp == nullptr) {
+        DAPL_TRC(trace::kError, "verbs", "ibv_create_qp (send %u recv %u): %s", qa.cap.max_send_wr,
+                 qa.cap.max_recv_wr, std::strerror(errno));
+        return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+    }
+    QpPtr owned(qp);
+    qp->qp_context = impl;
+    SlotRing sq, rq;
+    sq.init(impl, qa.cap.max_send_wr, false);
+    rq.init(impl, qa.cap.max_recv_wr, true);
+    if (srq != nullptr) {
+        std::lock_guard slk(srq->eps_mu);
+        srq->eps[qp->qp_num] = impl;
+    }
+    // Nothing can fail from here on: the EP takes the new queue pair.
+    impl->qp = std::move(owned);
+    impl->max_inline = qa.cap.max_inline_data;
+    impl->sq.slots = std::move(sq.slots);
+    impl->sq.mask = sq.mask;
+    impl->rq.slots = std::move(rq.slots);
+    impl->rq.mask = rq.mask;
+    impl->srq = srq;
+    if (at.recv_completion_flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG) rcq->set_solicited_only();
+    // Receives may be posted before the connection exists: INIT accepts them.
+    if (qp_reset_to_init(impl) != 0) {
+        DAPL_TRC(trace::kError, "verbs", "QP %u to INIT: %s", qp->qp_num, std::strerror(errno));
+        return util::kInternal;
+    }
+    return DAT_SUCCESS;
+}
+
 DAT_RETURN VerbsTransport::ep_create(util::Ep *ep) noexcept {
     OPENDAT_GUARD({
         auto impl = std::make_unique<EpImpl>(this, ep);
         // An EP without PZ or DTO EVDs cannot be connected (util refuses it) and so
-        // needs no queue pair.
+        // needs no queue pair yet: dat_ep_modify gives it one (a provider-created EP).
         if (ep->pz != nullptr && ep->recv_evd != nullptr && ep->request_evd != nullptr) {
-            auto *rcq = as_cq_evd(ep->recv_evd);
-            auto *scq = as_cq_evd(ep->request_evd);
-            if (rcq == nullptr) return util::err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV);
-            if (scq == nullptr)
-                return util::err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_REQUEST);
-            const DAT_EP_ATTR &at = ep->attr;
-            ibv_qp_init_attr qa{};
-            qa.send_cq = scq->cq();
-            qa.recv_cq = rcq->cq();
-            qa.qp_type = IBV_QPT_RC;
-            qa.sq_sig_all = 0;
-            qa.cap.max_send_wr =
-                static_cast<std::uint32_t>(std::max<DAT_COUNT>(at.max_request_dtos, 1));
-            qa.cap.max_recv_wr =
-                static_cast<std::uint32_t>(std::max<DAT_COUNT>(at.max_recv_dtos, 1));
-            // dat_ep_create_with_srq: receives come from the SRQ's device queue.
-            SrqImpl *srq = ep->srq != nullptr ? srq_impl(ep->srq) : nullptr;
-            if (srq != nullptr) {
-                qa.srq = srq->dev;
-                qa.cap.max_recv_wr = 0;
-                qa.cap.max_recv_sge = 0;
-            }
-            qa.cap.max_send_sge = static_cast<std::uint32_t>(std::max(
-                {at.max_request_iov, at.max_rdma_read_iov, at.max_rdma_write_iov, DAT_COUNT{1}}));
-            qa.cap.max_send_sge = std::min<std::uint32_t>(
-                qa.cap.max_send_sge, static_cast<std::uint32_t>(limits_.max_iov));
-            if (srq == nullptr)
-                qa.cap.max_recv_sge =
-                    static_cast<std::uint32_t>(std::max<DAT_COUNT>(at.max_recv_iov, 1));
-            // Inline sends copy the data into the work request: the device then never
-            // checks the lmr_context, so a bad one would not give LOCAL_PROTECTION as DAT
-            // requires. Off unless OPENDAT_VERBS_MAX_INLINE asks for it (a latency trade).
-            qa.cap.max_inline_data = configured_max_inline();
-            ibv_qp *qp = ibv_create_qp(pd_of(ep->pz), &qa);
-            if (qp == nullptr) {
-                qa.cap.max_inline_data = 0;
-                qp = ibv_create_qp(pd_of(ep->pz), &qa);
-            }
-            if (qp == nullptr) {
-                DAPL_TRC(trace::kError, "verbs", "ibv_create_qp (send %u recv %u): %s",
-                         qa.cap.max_send_wr, qa.cap.max_recv_wr, std::strerror(errno));
-                return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
-            }
-            impl->qp.reset(qp);
-            qp->qp_context = impl.get();
-            impl->max_inline = qa.cap.max_inline_data;
-            impl->sq.init(impl.get(), qa.cap.max_send_wr, false);
-            impl->rq.init(impl.get(), qa.cap.max_recv_wr, true);
-            if (srq != nullptr) {
-                std::lock_guard slk(srq->eps_mu);
-                srq->eps[qp->qp_num] = impl.get();  // may throw: OPENDAT_GUARD reports it
-                impl->srq = srq;
-            }
-            if (at.recv_completion_flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG)
-                rcq->set_solicited_only();
-            // Receives may be posted before the connection exists: INIT accepts them.
-            if (qp_reset_to_init(impl.get()) != 0) {
-                DAPL_TRC(trace::kError, "verbs", "QP %u to INIT: %s", qp->qp_num,
-                         std::strerror(errno));
-                return util::kInternal;
-            }
+            util::EpConfig c;
+            c.pz = ep->pz;
+            c.recv_evd = ep->recv_evd;
+            c.request_evd = ep->request_evd;
+            c.connect_evd = ep->connect_evd;
+            c.attr = ep->attr;
+            if (DAT_RETURN rc = make_qp(impl.get(), c); rc != DAT_SUCCESS) return rc;
         }
         std::lock_guard lk(mu_);
         eps_.insert(impl.get());
         ep->impl = impl.release();
         return DAT_SUCCESS;
     })
+}
+
+namespace {
+
+// The attributes a queue pair is built from (make_qp).
+bool same_queues(const DAT_EP_ATTR &a, const DAT_EP_ATTR &b) noexcept {
+    return a.max_recv_dtos == b.max_recv_dtos && a.max_request_dtos == b.max_request_dtos &&
+           a.max_recv_iov == b.max_recv_iov && a.max_request_iov == b.max_request_iov &&
+           a.max_rdma_read_iov == b.max_rdma_read_iov &&
+           a.max_rdma_write_iov == b.max_rdma_write_iov &&
+           a.recv_completion_flags == b.recv_completion_flags;
+}
+
+}  // namespace
+
+// dat_ep_modify of what the queue pair is built from (util holds ep->mu; the EP is
+// UNCONNECTED or RESERVED). An EP without a queue pair (a provider-created one, or one
+// made without PZ or EVDs) gets one now; an EP whose queue pair has no work posted and no
+// connection under way gets a new one; otherwise the change is refused. The connection
+// EVD is not part of the queue pair.
+DAT_RETURN VerbsTransport::ep_modify(util::Ep *ep, const util::EpConfig &next) noexcept {
+    auto *impl = static_cast<EpImpl *>(ep->impl);
+    const bool qp_same = next.pz == ep->pz && next.recv_evd == ep->recv_evd &&
+                         next.request_evd == ep->request_evd && same_queues(next.attr, ep->attr);
+    if (qp_same && impl->qp) return DAT_SUCCESS;
+    if (next.pz == nullptr || next.recv_evd == nullptr || next.request_evd == nullptr) {
+        // Not connectable yet: nothing to build. A queue pair already built stays unless
+        // it has to change.
+        if (!impl->qp) return DAT_SUCCESS;
+        return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+    }
+    if (impl->qp) {
+        if (impl->id || impl->rq.outstanding.load() != 0 || impl->sq.outstanding.load() != 0) {
+            // A device cannot resize a queue pair, nor move posted work to another one.
+            DAPL_TRC(trace::kInfo, "verbs",
+                     "dat_ep_modify: EP %p has work posted or a connection under way: its "
+                     "queue pair cannot be rebuilt",
+                     static_cast<void *>(ep));
+            return util::err(DAT_MODEL_NOT_SUPPORTED);
+        }
+    }
+    // The new queue pair first: if it cannot be made, the EP keeps the old one (and util
+    // the old configuration). No work is posted on the old one, so no completion of it
+    // can be in a CQ when it goes.
+    QpPtr old = std::move(impl->qp);
+    DAT_RETURN rc = util::kInternal;
+    try {
+        rc = make_qp(impl, next);
+    } catch (const std::bad_alloc &) {
+        rc = util::kNoMemory;
+    } catch (...) {
+    }
+    if (rc != DAT_SUCCESS) {
+        if (impl->qp && impl->srq != nullptr) {
+            std::lock_guard slk(impl->srq->eps_mu);
+            impl->srq->eps.erase(impl->qp->qp_num);
+        }
+        impl->qp = std::move(old);
+        return rc;
+    }
+    if (old && impl->srq != nullptr) {
+        std::lock_guard slk(impl->srq->eps_mu);
+        impl->srq->eps.erase(old->qp_num);
+    }
+    return DAT_SUCCESS;
 }
 
 void VerbsTransport::ep_destroy(util::Ep *ep) noexcept {

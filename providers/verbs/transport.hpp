@@ -102,6 +102,8 @@ class VerbsTransport final : public util::Transport {
                              DAT_DTO_COOKIE cookie) noexcept override;
     DAT_RETURN srq_resize(util::Srq *srq, DAT_COUNT max_recv_dtos) noexcept override;
     DAT_RETURN ep_recv_info(util::Ep *ep, DAT_COUNT *nbufs, DAT_COUNT *span) noexcept override;
+    // dat_ep_modify of the PZ, the DTO EVDs or the queue sizes: a new queue pair.
+    DAT_RETURN ep_modify(util::Ep *ep, const util::EpConfig &next) noexcept override;
 
     const Device &device() const noexcept { return dev_; }
     bool mw_supported() const noexcept {
@@ -119,6 +121,7 @@ class VerbsTransport final : public util::Transport {
     // DAT_CONNECTION_EVENT_BROKEN here. Any thread; takes ep->mu.
     void break_connection(EpImpl *impl) noexcept;
     int qp_reset_to_init(EpImpl *impl) noexcept;
+    DAT_RETURN make_qp(EpImpl *impl, const util::EpConfig &c);  // may throw
 
   private:
     void cm_thread() noexcept;

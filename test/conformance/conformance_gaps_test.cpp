@@ -183,7 +183,8 @@ TEST(ConformanceGaps, EpModifyQueueSizesTakeEffect) {
     DAT_RETURN rc = dat_ep_modify(
         n.ep, DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS | DAT_EP_FIELD_EP_ATTR_MAX_RECV_IOV, &p);
     if (DAT_GET_TYPE(rc) == DAT_MODEL_NOT_SUPPORTED)
-        SKIP_UNSUPPORTED("queue sizes are fixed when the endpoint is created");
+        SKIP_UNSUPPORTED(
+            "queue sizes cannot change while a receive is posted (a device queue pair)");
     ASSERT_EQ(rc, DAT_SUCCESS);
     DAT_EP_PARAM q = ep_param(n.ep);
     EXPECT_EQ(q.ep_attr.max_recv_dtos, 6);
