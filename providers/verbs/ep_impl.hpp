@@ -20,6 +20,25 @@ struct SrqImpl;
 // Scatter/gather entries per work request we build on the stack (post paths allocate nothing).
 constexpr int kMaxSge = 32;
 
+// Builds the SGE list; zero-length segments carry no memory and are skipped.
+inline bool build_sges(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, ibv_sge *sge, int *nsge,
+                       std::uint64_t *total) noexcept {
+    if (n > kMaxSge) return false;
+    int k = 0;
+    std::uint64_t sum = 0;
+    for (DAT_COUNT i = 0; i < n; ++i) {
+        if (iov[i].segment_length == 0) continue;
+        sge[k].addr = iov[i].virtual_address;
+        sge[k].length = iov[i].segment_length;
+        sge[k].lkey = iov[i].lmr_context;
+        sum += iov[i].segment_length;
+        ++k;
+    }
+    *nsge = k;
+    *total = sum;
+    return true;
+}
+
 enum class CmKind : std::uint8_t { Ep, Sp, Cr };
 
 struct CmCtx {

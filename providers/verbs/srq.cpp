@@ -95,17 +95,9 @@ DAT_RETURN VerbsTransport::srq_post_recv(util::Srq *srq, DAT_COUNT n, const DAT_
                                          DAT_DTO_COOKIE cookie) noexcept {
     SrqImpl *impl = srq_impl(srq);
     ibv_sge sge[kMaxSge];
-    if (n > kMaxSge) return util::err(DAT_LENGTH_ERROR);
     int nsge = 0;
     std::uint64_t total = 0;
-    for (DAT_COUNT i = 0; i < n; ++i) {
-        if (iov[i].segment_length == 0) continue;
-        sge[nsge].addr = iov[i].virtual_address;
-        sge[nsge].length = iov[i].segment_length;
-        sge[nsge].lkey = iov[i].lmr_context;
-        total += iov[i].segment_length;
-        ++nsge;
-    }
+    if (!build_sges(n, iov, sge, &nsge, &total)) return util::err(DAT_LENGTH_ERROR);
     std::lock_guard lk(srq->mu);
     // util's mirror first: it refuses a post beyond max_recv_dtos (and a non-operational SRQ).
     if (DAT_RETURN rc = util::srq_post_locked(srq, n, iov, cookie); rc != DAT_SUCCESS) return rc;
