@@ -16,6 +16,7 @@
 
 #include "util/deadline.hpp"
 #include "util/objects.hpp"
+#include "verbs/cq_agent.hpp"
 #include "verbs/cq_evd.hpp"
 #include "verbs/transport.hpp"
 
@@ -26,23 +27,46 @@ std::mutex g_mu;
 std::unordered_multimap<util::Cno *, CqEvd *> g_feeds;
 }  // namespace
 
+namespace {
+// The watcher that calls CNO agents for the completions of this EVD's IA (cq_agent.hpp).
+CqAgentWatch &watch_of(CqEvd *evd) noexcept {
+    return static_cast<VerbsTransport *>(evd->evd()->ia->transport.get())->agent_watch();
+}
+}  // namespace
+
 void cno_attach(util::Cno *cno, CqEvd *evd) noexcept {
-    std::lock_guard lk(g_mu);
-    try {
-        g_feeds.emplace(cno, evd);
-    } catch (...) {
-        // Out of memory: the EVD then does not wake this CNO's waiters (they time out).
+    {
+        std::lock_guard lk(g_mu);
+        try {
+            g_feeds.emplace(cno, evd);
+        } catch (...) {
+            // Out of memory: the EVD then does not wake this CNO's waiters (they time out).
+            return;
+        }
     }
+    watch_of(evd).poke();
 }
 
 void cno_detach(util::Cno *cno, CqEvd *evd) noexcept {
+    {
+        std::lock_guard lk(g_mu);
+        auto [b, e] = g_feeds.equal_range(cno);
+        for (auto it = b; it != e; ++it)
+            if (it->second == evd) {
+                g_feeds.erase(it);
+                break;
+            }
+    }
+    watch_of(evd).barrier();  // the EVD may be freed once this returns
+}
+
+std::vector<std::pair<util::Cno *, CqEvd *>> cno_feeds_with_agent(util::Ia *ia) {
+    std::vector<std::pair<util::Cno *, CqEvd *>> out;
     std::lock_guard lk(g_mu);
-    auto [b, e] = g_feeds.equal_range(cno);
-    for (auto it = b; it != e; ++it)
-        if (it->second == evd) {
-            g_feeds.erase(it);
-            return;
-        }
+    for (auto &[cno, evd] : g_feeds)
+        if (evd->evd()->ia == ia && cno->agent().proxy_agent_func != nullptr)
+            out.emplace_back(cno, evd);
+    return out;
 }
 
 // util has checked the CNO handle and `out`.

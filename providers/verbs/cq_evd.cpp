@@ -143,8 +143,10 @@ void CqEvd::drain_locked() noexcept {
         if (n <= 0) return;
         for (int i = 0; i < n; ++i) {
             std::size_t k = staged_.load(std::memory_order_relaxed);
-            if (convert(wcs[i], &stage_[(stage_head_ + k) % stage_cap_]))
+            if (convert(wcs[i], &stage_[(stage_head_ + k) % stage_cap_])) {
                 staged_.store(k + 1, std::memory_order_release);
+                arrived_.fetch_add(1, std::memory_order_release);
+            }
         }
     }
 }

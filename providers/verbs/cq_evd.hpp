@@ -21,6 +21,8 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "util/evd.hpp"
 #include "verbs/raii.hpp"
@@ -61,6 +63,10 @@ class CqEvd final : public util::EvdBackend {
     void set_solicited_only() noexcept { solicited_only_.store(1, std::memory_order_relaxed); }
     int channel_fd() const noexcept { return ch_->fd; }
     bool take_channel_event() noexcept;  // whether there was one (it is acknowledged)
+    // For CNO agents (cq_agent.cpp): completions moved out of the CQ so far, and whether a
+    // dat_evd_wait blocks on this EVD.
+    std::uint64_t arrived() const noexcept { return arrived_.load(std::memory_order_acquire); }
+    bool waited_on() const noexcept { return waiters_.load() > 0; }
 
     const bool mixed;
 
@@ -84,6 +90,7 @@ class CqEvd final : public util::EvdBackend {
     std::atomic<std::size_t> staged_{0};
     std::atomic<int> waiters_{0};
     std::atomic<int> solicited_only_{0};
+    std::atomic<std::uint64_t> arrived_{0};  // events staged, ever
 };
 
 // The CqEvd behind `evd`, or nullptr if it has none (not a DTO EVD). Every backend the
@@ -95,5 +102,7 @@ inline CqEvd *as_cq_evd(util::Evd *evd) noexcept {
 // Which CQ-backed EVDs feed which CNO (cno_wait.cpp); control path only.
 void cno_attach(util::Cno *cno, CqEvd *evd) noexcept;
 void cno_detach(util::Cno *cno, CqEvd *evd) noexcept;
+// The CQ EVDs of `ia` that feed a CNO with a proxy agent, and that CNO (cq_agent.cpp).
+std::vector<std::pair<util::Cno *, CqEvd *>> cno_feeds_with_agent(util::Ia *ia);  // may throw
 
 }  // namespace opendat::verbs

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "util/objects.hpp"
+#include "verbs/cq_agent.hpp"
 #include "verbs/device.hpp"
 #include "verbs/ep_impl.hpp"
 
@@ -123,6 +124,8 @@ class VerbsTransport final : public util::Transport {
     int qp_reset_to_init(EpImpl *impl) noexcept;
     DAT_RETURN make_qp(EpImpl *impl, const util::EpConfig &c);  // may throw
 
+    CqAgentWatch &agent_watch() noexcept { return agent_watch_; }
+
   private:
     void cm_thread() noexcept;
     // dat_ep_connect's timeout (connect_timer.cpp): the CM thread ends an attempt that
@@ -159,6 +162,8 @@ class VerbsTransport final : public util::Transport {
     // still be named by completions in a CQ, and the CM thread may still hold any of them;
     // freed with the transport (after its thread stopped).
     util::DeferredFree graveyard_;
+    // Calls CNO agents for completions (cq_agent.hpp). Last: its thread stops first.
+    CqAgentWatch agent_watch_{ia_};
 };
 
 // Milliseconds of the steady clock (connect deadlines).

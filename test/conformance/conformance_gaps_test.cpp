@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -693,4 +695,102 @@ TEST(ConformanceGaps, UnsupportedQosIsRefused) {
     EXPECT_EQ(ep_param(n.ep).ep_state, DAT_EP_STATE_UNCONNECTED);
     DAT_EVENT ev;
     EXPECT_EQ(DAT_GET_TYPE(dat_evd_dequeue(n.conn_evd, &ev)), DAT_QUEUE_EMPTY);
+}
+
+// A CNO's proxy agent is called for completions too, not only for connection and software
+// events: messages land in a receive EVD attached to a CNO with an agent while the
+// application neither waits nor polls, and the agent (called on the provider's agent
+// thread) dequeues every one of them, from the EVD it is called with.
+namespace {
+
+struct AgentLog {
+    std::mutex mu;
+    std::condition_variable cv;
+    int calls = 0;
+    int received = 0;
+    DAT_EVD_HANDLE last = DAT_HANDLE_NULL;
+};
+
+void DAT_API take_receives(DAT_PVOID data, DAT_EVD_HANDLE evd) {
+    auto *log = static_cast<AgentLog *>(data);
+    int got = 0;
+    DAT_EVENT ev;
+    while (dat_evd_dequeue(evd, &ev) == DAT_SUCCESS)
+        if (ev.event_number == DAT_DTO_COMPLETION_EVENT &&
+            ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS)
+            ++got;
+    std::lock_guard lk(log->mu);
+    ++log->calls;
+    log->received += got;
+    log->last = evd;
+    log->cv.notify_all();
+}
+
+}  // namespace
+
+TEST(ConformanceGaps, CnoAgentSeesCompletions) {
+    constexpr int kMsgs = 5;
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node c;
+        Buffer b;
+        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+        CHILD_CHECK(c.reg(&b, 64) == DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(ch.recv(&qual));
+        DAT_EVENT_NUMBER outcome{};
+        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
+                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        for (int i = 0; i < kMsgs; ++i) {
+            usleep(20000);  // one arrival at a time: each must reach the agent
+            DAT_LMR_TRIPLET iov = b.iov(0, 8);
+            DAT_DTO_COOKIE ck;
+            ck.as_64 = static_cast<DAT_UINT64>(i);
+            CHILD_CHECK(dat_ep_post_send(c.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG) ==
+                        DAT_SUCCESS);
+            DAT_EVENT ev;
+            CHILD_CHECK(c.next(c.req_evd, &ev) == DAT_SUCCESS);
+        }
+        int bye = 0;
+        CHILD_CHECK(ch.recv(&bye));
+        return 0;
+    });
+    ch.parent_side();
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    AgentLog log;
+    DAT_CNO_HANDLE cno = DAT_HANDLE_NULL;
+    ASSERT_EQ(dat_cno_create(s.ia, DAT_OS_WAIT_PROXY_AGENT{&log, take_receives}, &cno),
+              DAT_SUCCESS);
+    DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
+    ASSERT_EQ(dat_evd_create(s.ia, 16, cno, DAT_EVD_DTO_FLAG, &evd), DAT_SUCCESS);
+    ASSERT_EQ(dat_ep_create(s.ia, s.pz, evd, s.req_evd, s.conn_evd, nullptr, &s.ep), DAT_SUCCESS);
+    Buffer b;
+    ASSERT_EQ(s.reg(&b, 64 * kMsgs), DAT_SUCCESS);
+    for (int i = 0; i < kMsgs; ++i) {
+        DAT_LMR_TRIPLET iov = b.iov(static_cast<std::size_t>(i) * 64, 64);
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = static_cast<DAT_UINT64>(i);
+        ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    }
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    ASSERT_TRUE(ch.send(qual));
+    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
+    {
+        std::unique_lock lk(log.mu);
+        log.cv.wait_for(lk, std::chrono::seconds(10), [&] { return log.received >= kMsgs; });
+        EXPECT_EQ(log.received, kMsgs) << "the agent saw " << log.received << " of " << kMsgs
+                                       << " receives in " << log.calls << " calls";
+        EXPECT_EQ(log.last, evd);
+    }
+    ASSERT_TRUE(ch.send(0));
+    EXPECT_EQ(reap(pid), 0);
+    DAT_EVENT_NUMBER disc{};
+    s.disconnect_and_wait(DAT_CLOSE_ABRUPT_FLAG, &disc);
+    ASSERT_EQ(dat_ep_free(s.ep), DAT_SUCCESS);
+    s.ep = DAT_HANDLE_NULL;
+    ASSERT_EQ(dat_evd_free(evd), DAT_SUCCESS);
+    ASSERT_EQ(dat_cno_free(cno), DAT_SUCCESS);
 }
