@@ -40,6 +40,11 @@ class Pollable {
     virtual void on_events(std::uint32_t events) noexcept = 0;
     // Called about every 50 ms while the object asked for it (connect timeouts).
     virtual void on_tick(std::chrono::steady_clock::time_point) noexcept {}
+    // A polling consumer's hot socket (Engine::poll_inline): an object that can be read
+    // and written without asking epoll first says so, and poll_hot() does one round of
+    // both; false once it is no longer worth it (not connected).
+    virtual bool hot_capable() const noexcept { return false; }
+    virtual bool poll_hot() noexcept { return false; }
 };
 
 // How the progress thread waits; read once per engine from the environment (see
@@ -128,6 +133,13 @@ class Engine {
     // while it moves, a consumer drives progress and the thread must not compete with it
     // for the same events. (A counter, not a timestamp: no clock read per poll.)
     std::atomic<std::uint64_t> inline_polls_{0};
+    // The object whose socket last had data for a dispatcher. A polling consumer reads it
+    // directly (poll_hot) and asks epoll only every kHotEvery-th round: a busy connection's
+    // message then costs its recv() alone, as a busy-polled socket does, instead of an
+    // epoll_wait and a recv(). Cleared by retire(); read and used under dispatch_mu_, which
+    // keeps a retired object from being freed meanwhile.
+    std::atomic<Pollable *> hot_{nullptr};
+    unsigned hot_rounds_ = 0;               // under dispatch_mu_
     std::uint64_t seen_polls_ = 0;          // progress thread only
     std::atomic<bool> handed_back_{false};  // hand_back() since the thread last looked
     std::atomic<bool> backing_off_{false};  // the thread sleeps on the eventfd only

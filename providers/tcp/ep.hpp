@@ -80,6 +80,8 @@ class TcpEp final : public Pollable {
 
     void on_events(std::uint32_t events) noexcept override;
     void on_tick(std::chrono::steady_clock::time_point now) noexcept override;
+    bool hot_capable() const noexcept override { return true; }
+    bool poll_hot() noexcept override;  // ep_cm.cpp
 
     // Consumer operations (ep->mu held).
     DAT_RETURN connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOUT timeout_us,

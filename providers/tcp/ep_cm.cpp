@@ -34,6 +34,20 @@ void TcpEp::on_events(std::uint32_t events) noexcept {
     update_poll();
 }
 
+// A polling consumer's round on this connection without epoll (Engine::poll_inline): what
+// on_events does for EPOLLIN and EPOLLOUT, on a connected socket only (a connecting one
+// must wait for epoll to say its connect finished). recv() says EAGAIN when there is
+// nothing, and a transmit with nothing queued makes no system call.
+bool TcpEp::poll_hot() noexcept {
+    std::lock_guard lk(ep->mu);
+    if (dead_ || !fd_ || phase_ != Phase::Connected) return false;
+    if (!rx_.blocked) rx_progress();
+    if (fd_ && phase_ == Phase::Connected) tx_progress();
+    if (fd_) reap();
+    update_poll();
+    return fd_ && phase_ == Phase::Connected;
+}
+
 void TcpEp::on_tick(std::chrono::steady_clock::time_point now) noexcept {
     std::lock_guard lk(ep->mu);
     if (dead_ || !ticking_) return;
