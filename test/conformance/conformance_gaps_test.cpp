@@ -211,16 +211,9 @@ TEST(ConformanceGaps, EpModifyQueueSizesTakeEffect) {
 TEST(ConformanceGaps, EpModifyMovesEvds) {
     Channel ch;
     int pid = spawn([&] {
-        ch.child_side();
         Node c;
         Buffer b;
-        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
-        CHILD_CHECK(c.reg(&b, 256) == DAT_SUCCESS);
-        DAT_CONN_QUAL qual;
-        CHILD_CHECK(ch.recv(&qual));
-        DAT_EVENT_NUMBER outcome;
-        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
-                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        CHILD_CHECK(child_connects(ch, c, &b, 256));
         DAT_LMR_TRIPLET iov = b.iov(0, 100);
         DAT_DTO_COOKIE ck;
         ck.as_64 = 5;
@@ -393,16 +386,9 @@ TEST(ConformanceGaps, SolicitedWaitWakesOnlyForSolicitedMessages) {
         SKIP_UNSUPPORTED("completion_flags_supported lacks DAT_COMPLETION_SOLICITED_WAIT_FLAG");
     Channel ch;
     int pid = spawn([&] {
-        ch.child_side();
         Node c;
         Buffer b;
-        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
-        CHILD_CHECK(c.reg(&b, 4096) == DAT_SUCCESS);
-        DAT_CONN_QUAL qual;
-        CHILD_CHECK(ch.recv(&qual));
-        DAT_EVENT_NUMBER outcome;
-        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
-                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        CHILD_CHECK(child_connects(ch, c, &b, 4096));
         // Each message once the parent says so: the first two 100 ms later (the parent is
         // blocked in dat_evd_wait by then), the third at once.
         const DAT_COMPLETION_FLAGS how[] = {DAT_COMPLETION_DEFAULT_FLAG,
@@ -732,16 +718,9 @@ TEST(ConformanceGaps, CnoAgentSeesCompletions) {
     constexpr int kMsgs = 5;
     Channel ch;
     int pid = spawn([&] {
-        ch.child_side();
         Node c;
         Buffer b;
-        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
-        CHILD_CHECK(c.reg(&b, 64) == DAT_SUCCESS);
-        DAT_CONN_QUAL qual;
-        CHILD_CHECK(ch.recv(&qual));
-        DAT_EVENT_NUMBER outcome{};
-        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
-                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        CHILD_CHECK(child_connects(ch, c, &b, 64));
         for (int i = 0; i < kMsgs; ++i) {
             usleep(20000);  // one arrival at a time: each must reach the agent
             DAT_LMR_TRIPLET iov = b.iov(0, 8);

@@ -786,16 +786,9 @@ TEST(Conformance, PollingPingPong) {
     constexpr int kRounds = 500;
     Channel ch;
     int pid = spawn([&] {
-        ch.child_side();
         Node c;
         Buffer b;
-        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
-        CHILD_CHECK(c.reg(&b, 128) == DAT_SUCCESS);
-        DAT_CONN_QUAL qual;
-        CHILD_CHECK(ch.recv(&qual));
-        DAT_EVENT_NUMBER outcome;
-        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
-                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        CHILD_CHECK(child_connects(ch, c, &b, 128));
         int rc = pingpong(c, b, kRounds, true);
         CHILD_CHECK(rc == 0);
         return 0;
@@ -1169,16 +1162,9 @@ TEST(Conformance, LocalProtectionErrorBreaksConnection) {
     constexpr int kNoCompletion = 77;
     Channel ch;
     int pid = spawn([&] {
-        ch.child_side();
         Node c;
         Buffer b;
-        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
-        CHILD_CHECK(c.reg(&b, 64) == DAT_SUCCESS);
-        DAT_CONN_QUAL qual;
-        CHILD_CHECK(ch.recv(&qual));
-        DAT_EVENT_NUMBER outcome;
-        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
-                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        CHILD_CHECK(child_connects(ch, c, &b, 64));
         DAT_LMR_TRIPLET iov = b.iov();
         iov.lmr_context ^= 0x13572468;
         DAT_DTO_COOKIE ck;

@@ -308,6 +308,29 @@ int connected_pair(Node &s, Channel &ch) {
     return ch.recv(&ready) ? pid : -pid;
 }
 
+bool child_connects(Channel &ch, Node &c, Buffer *b, std::size_t size) {
+    ch.child_side();
+    if (c.open() != DAT_SUCCESS || c.make_ep() != DAT_SUCCESS) {
+        std::fprintf(stderr, "child: open or make_ep failed\n");
+        return false;
+    }
+    if (c.reg(b, size) != DAT_SUCCESS) {
+        std::fprintf(stderr, "child: reg of %zu bytes failed\n", size);
+        return false;
+    }
+    DAT_CONN_QUAL qual = 0;
+    if (!ch.recv(&qual)) {
+        std::fprintf(stderr, "child: no qualifier from the parent\n");
+        return false;
+    }
+    DAT_EVENT_NUMBER outcome{};
+    if (c.connect(qual, &outcome) != DAT_SUCCESS || outcome != DAT_CONNECTION_EVENT_ESTABLISHED) {
+        std::fprintf(stderr, "child: connect failed (event 0x%x)\n", outcome);
+        return false;
+    }
+    return true;
+}
+
 int reap(int pid, int timeout_s) {
     auto end = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
     int status = 0;

@@ -130,6 +130,10 @@ int spawn(const std::function<int()> &body);
 // Opens `s` with an EP, forks a child that connects to it and then waits (pause()) to be
 // killed, and accepts. Returns the child's pid, or minus it if any step failed.
 int connected_pair(Node &s, Channel &ch);
+// The child's side of most two-process cases, after fork: takes its end of `ch`, opens `c`
+// with an EP, registers `b` (`size` bytes), receives the parent's qualifier and connects.
+// False (with the failed step printed) if any step fails.
+bool child_connects(Channel &ch, Node &c, Buffer *b, std::size_t size);
 // Waits for the child; returns its exit status (or 128+signal).
 int reap(int pid, int timeout_s = 30);
 
