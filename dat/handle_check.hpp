@@ -39,6 +39,31 @@ inline std::size_t slot_of(std::uintptr_t page) noexcept {
 // Trace line for a refused handle (cold).
 [[gnu::cold]] void refused(const char *function, const void *handle, const char *why) noexcept;
 
+// The load of step 3. The address was shown readable, but it need not be an object: it may
+// be a heap redzone, freed memory or the sanitizer's own shadow, which a sanitizer would
+// report (or, for the shadow, fault on while checking the load). In sanitizer builds the
+// load is therefore done by an uninstrumented, never-inlined function: what matters here
+// is the machine's answer, not the sanitizer's opinion of who owns the bytes.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define OPENDAT_HANDLE_LOAD_UNCHECKED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define OPENDAT_HANDLE_LOAD_UNCHECKED 1
+#endif
+#endif
+#if !defined(OPENDAT_HANDLE_LOAD_UNCHECKED)
+#define OPENDAT_HANDLE_LOAD gnu::always_inline
+#elif defined(__clang__)
+#define OPENDAT_HANDLE_LOAD gnu::noinline, clang::no_sanitize("address", "thread", "memory")
+#else
+#define OPENDAT_HANDLE_LOAD gnu::noinline, gnu::no_sanitize("address", "thread")
+#endif
+[[OPENDAT_HANDLE_LOAD]] inline const DAT_PROVIDER *first_word(const void *handle) noexcept {
+    return *static_cast<const DAT_PROVIDER *const *>(handle);
+}
+#undef OPENDAT_HANDLE_LOAD
+
 inline bool registered(const DAT_PROVIDER *p) noexcept {
     const std::size_t n = g_provider_slots.load(std::memory_order_acquire);
     for (std::size_t i = 0; i < n; ++i)
@@ -60,7 +85,7 @@ inline bool registered(const DAT_PROVIDER *p) noexcept {
         refused(function, handle, "unreadable address");
         return false;
     }
-    if (__builtin_expect(!registered(*static_cast<const DAT_PROVIDER *const *>(handle)), 0)) {
+    if (__builtin_expect(!registered(first_word(handle)), 0)) {
         refused(function, handle, "no registered provider issued it");
         return false;
     }

@@ -81,6 +81,11 @@ World &World::get() {
         x->unmapped =
             mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         munmap(x->unmapped, 4096);
+        x->heap_block = new std::uint64_t[3]{};
+        x->past_heap_block = reinterpret_cast<std::uintptr_t>(x->heap_block + 3);
+        auto *gone = new std::uint64_t[8]{};
+        x->freed_heap_block = reinterpret_cast<std::uintptr_t>(gone);
+        delete[] gone;
         return x;
     }();
     return *w;
@@ -100,6 +105,8 @@ std::vector<Bad> garbage(World &w) {
         {"inside a live EP (+4)", h(ep + 4)},
         {"zeroed memory", zeros},
         {"byte copy of a live EP elsewhere", w.forged},
+        {"just past a heap block", h(w.past_heap_block)},
+        {"freed heap block", h(w.freed_heap_block)},
     };
 }
 

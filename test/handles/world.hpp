@@ -61,6 +61,12 @@ struct World {
     // what a handle into some other library's copy of our objects looks like.
     alignas(64) unsigned char forged[256]{};
     void *unmapped = nullptr;  // a page that was mapped and is no more
+    // Readable heap that holds no object: the redzone just past a live block and a freed
+    // block (under ASan: a redzone and quarantine, which the handle check's own load must
+    // not be reported for; dat_calls fuzzer finding).
+    std::uint64_t *heap_block = nullptr;  // 3 words, kept for the life of the process
+    std::uintptr_t past_heap_block = 0;
+    std::uintptr_t freed_heap_block = 0;
 
     static World &get();  // created at first use, lives until exit
 };
