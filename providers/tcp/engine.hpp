@@ -139,6 +139,9 @@ class Engine {
     // epoll_wait and a recv(). Cleared by retire(); read and used under dispatch_mu_, which
     // keeps a retired object from being freed meanwhile.
     std::atomic<Pollable *> hot_{nullptr};
+    // wait_inline's last round dispatched events: its next one polls for spin_us before it
+    // sleeps. The inline owner's, under dispatch_mu_.
+    bool inline_active_ = false;
     unsigned hot_rounds_ = 0;               // under dispatch_mu_
     std::uint64_t seen_polls_ = 0;          // progress thread only
     std::atomic<bool> handed_back_{false};  // hand_back() since the thread last looked
