@@ -18,8 +18,14 @@ namespace opendat::tcp {
 namespace {
 constexpr int kTickMs = 50;
 constexpr int kBatch = 64;
-// While consumers poll, the thread looks again this often whether they still do.
+// While consumers poll, the thread looks again this often whether they still do: first
+// after kBackoffMs, then twice as long each time they still do, up to kBackoffMaxMs. Each
+// look is a wake-up on a CPU a poller may be using: 1 ms apart, the looks were the polled
+// ping-pong's p99 tail (docs/benchmarks.md, "Progress"). A poller that stops to wait hands
+// the progress back at once (hand_back); one that stops to do something else leaves it to
+// the thread within two looks (2 x kBackoffMaxMs).
 constexpr int kBackoffMs = 1;
+constexpr int kBackoffMaxMs = 4;
 // poll_inline: epoll's turn every this many rounds while a connection is hot.
 constexpr unsigned kHotEvery = 4;
 
@@ -303,6 +309,12 @@ void Engine::run() noexcept {
             // wakeup eventfd only, and look again shortly; once the count stops moving and
             // nobody owns the progress, the thread takes over again.
             int wait_ms = kBackoffMs;
+            if (!owned) {
+                wait_ms = backoff_ms_;
+                backoff_ms_ = std::min(backoff_ms_ * 2, kBackoffMaxMs);
+            } else {
+                backoff_ms_ = kBackoffMs;  // end_inline_wait relies on kBackoffMs
+            }
             if (owned && polls == seen_polls_) {
                 // One inline wait that has found nothing for a while: no need to look
                 // every millisecond; its end wakes us (end_inline_wait).
@@ -322,6 +334,7 @@ void Engine::run() noexcept {
             continue;
         }
         backing_off_.store(false);
+        backoff_ms_ = kBackoffMs;
         seen_polls_ = polls;
         // From here until the results are dispatched the thread counts as in epoll_wait
         // (begin_inline_wait waits for it to leave; pairs with its owner check).

@@ -144,6 +144,7 @@ class Engine {
     bool inline_active_ = false;
     unsigned hot_rounds_ = 0;               // under dispatch_mu_
     std::uint64_t seen_polls_ = 0;          // progress thread only
+    int backoff_ms_ = 1;                    // progress thread only: its next look (run())
     std::atomic<bool> handed_back_{false};  // hand_back() since the thread last looked
     std::atomic<bool> backing_off_{false};  // the thread sleeps on the eventfd only
     // Inline waits (begin_inline_wait): a consumer owns the progress; the progress thread

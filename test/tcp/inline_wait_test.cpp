@@ -7,7 +7,9 @@
 //  - two threads waiting on two EVDs of one IA are both served (one sleeps in the
 //    progress, the other on its EVD);
 //  - once the wait is over, the progress thread takes over again: a peer's RDMA reads
-//    against us are answered while the application does nothing.
+//    against us are answered while the application does nothing;
+//  - so it does once a consumer stops polling (dat_evd_dequeue), however long it polled:
+//    the thread's looks grow apart while polls go on (at most kBackoffMaxMs, engine.cpp).
 // Two processes each; the spin before the sleep is off (DAT_TCP_WAIT_SPIN_US=0) so that
 // every wait really sleeps in the progress.
 #include <sys/resource.h>
@@ -327,6 +329,76 @@ TEST_F(InlineWait, TheProgressThreadTakesOverAfterTheWait) {
     DAT_COUNT nmore = 0;
     EXPECT_EQ(DAT_GET_TYPE(dat_evd_wait(s.recv_evd, 1'500'000, 1, &ev, &nmore)),
               DAT_TIMEOUT_EXPIRED);
+    ASSERT_TRUE(ch.send(1));
+    int done = 0;
+    EXPECT_TRUE(ch.recv(&done, 20000)) << "the peer's RDMA reads were not answered";
+    EXPECT_EQ(reap(pid), 0);
+}
+
+TEST_F(InlineWait, TheProgressThreadTakesOverAfterPolling) {
+    constexpr int kReads = 100;
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        DAT_CONN_QUAL qual = 0;
+        DAT_RMR_TRIPLET target{};
+        CHILD_CHECK(ch.recv(&qual) && ch.recv(&target));
+        Node c;
+        Buffer dst;
+        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+        CHILD_CHECK(c.reg(&dst, kMsg) == DAT_SUCCESS);
+        DAT_EVENT_NUMBER outcome{};
+        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
+                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        int go = 0;
+        CHILD_CHECK(ch.recv(&go));  // the server has stopped polling
+        auto t0 = Clock::now();
+        double first = 0;
+        for (int i = 0; i < kReads; ++i) {
+            DAT_LMR_TRIPLET t = dst.iov();
+            DAT_DTO_COOKIE ck;
+            ck.as_64 = static_cast<DAT_UINT64>(i);
+            CHILD_CHECK(dat_ep_post_rdma_read(c.ep, 1, &t, ck, &target,
+                                              DAT_COMPLETION_DEFAULT_FLAG) == DAT_SUCCESS);
+            DAT_EVENT ev;
+            CHILD_CHECK(c.next(c.req_evd, &ev, 5'000'000) == DAT_SUCCESS);
+            CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
+            CHILD_CHECK(dst.mem[0] == 0x5A && dst.mem[kMsg - 1] == 0x5A);
+            if (i == 0) first = secs_since(t0);
+        }
+        double secs = secs_since(t0);
+        std::printf(
+            "[ polling ] first RDMA read answered after %.1f ms, %d in %.3f s, while "
+            "the target, which had polled for 0.5 s, did nothing\n",
+            first * 1e3, kReads, secs);
+        // The thread looks at most 2 x kBackoffMaxMs (8 ms) after the last poll; the bound
+        // leaves room for a loaded CI machine, and fails looks that grow without a limit
+        // (with a 1.5 s limit instead of 4 ms, the first read took 525 ms).
+        CHILD_CHECK(first < 0.4 && secs < 2.0);
+        CHILD_CHECK(ch.send(1));
+        return 0;
+    });
+    ch.parent_side();
+    Buffer region;  // outlives the Node (the LMR goes first)
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&region, kMsg), DAT_SUCCESS);
+    std::memset(region.mem.data(), 0x5A, kMsg);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    DAT_RMR_TRIPLET t = region.rmr();
+    ASSERT_TRUE(ch.send(qual) && ch.send(t));
+    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
+    // Poll long enough for the thread's looks to reach their longest spacing, then nothing.
+    const auto t0 = Clock::now();
+    std::uint64_t polls = 0;
+    while (secs_since(t0) < 0.5) {
+        DAT_EVENT ev;
+        ASSERT_EQ(DAT_GET_TYPE(dat_evd_dequeue(s.recv_evd, &ev)), DAT_QUEUE_EMPTY);
+        ++polls;
+    }
+    EXPECT_GT(polls, 100u);
     ASSERT_TRUE(ch.send(1));
     int done = 0;
     EXPECT_TRUE(ch.recv(&done, 20000)) << "the peer's RDMA reads were not answered";
