@@ -1,5 +1,5 @@
 #!/bin/bash
-# OpenDAT next to raw TCP, libfabric's tcp provider and UCX on loopback, in one run, as
+# OpenDAT next to raw TCP, libfabric's tcp provider, UCX and qperf on loopback, in one run, as
 # ratios to the raw-TCP figure of the same round.
 #
 #   tools/bench_peers.sh [-b BUILD_DIR] [-r ROUNDS] [-n ITERS] [-o CSV_DIR] [-s]
@@ -9,8 +9,9 @@
 # rounds.
 #
 # Each round runs, back to back: datbench polling and waiting (OpenDAT and raw TCP),
-# fi_pingpong -p tcp (libfabric-bin) and ucx_perftest over UCX's tcp transport (ucx-utils),
-# the peers only when installed (the table says "not installed" otherwise). Ratios are taken
+# fi_pingpong -p tcp (libfabric-bin), ucx_perftest over UCX's tcp transport (ucx-utils) and
+# qperf's tcp_bw with 8-byte messages (qperf: the message-rate baseline issue 10 names), the
+# peers only when installed (the table says "not installed" otherwise). Ratios are taken
 # per round and the median over the rounds is printed (paired: load noise hits both sides
 # of a ratio alike). Server on CPU 0, client on CPU 1, nice -15 when allowed. Run it in a
 # private network namespace:
@@ -29,7 +30,7 @@ while getopts "b:r:n:o:sh" o; do
         n) iters=$OPTARG ;;
         o) csvdir=$OPTARG ;;
         s) sleep_too=1 ;;
-        *) sed -n '2,13p' "$0"; exit 2 ;;
+        *) sed -n '2,18p' "$0"; exit 2 ;;
     esac
 done
 conf=$build/conf/dat.conf
@@ -41,11 +42,13 @@ nice -n -15 true 2>/dev/null && nice_="nice -n -15"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 vals=$tmp/values  # lines: round key value
-have_fi=0 have_ucx=0
+have_fi=0 have_ucx=0 have_qperf=0
 command -v fi_pingpong >/dev/null && have_fi=1
 command -v ucx_perftest >/dev/null && have_ucx=1
+command -v qperf >/dev/null && have_qperf=1
 [[ $have_fi -eq 1 ]] || echo "bench_peers: fi_pingpong not installed (apt-get install libfabric-bin)" >&2
 [[ $have_ucx -eq 1 ]] || echo "bench_peers: ucx_perftest not installed (apt-get install ucx-utils)" >&2
+[[ $have_qperf -eq 1 ]] || echo "bench_peers: qperf not installed (apt-get install qperf)" >&2
 
 datbench_round() {  # round mode(poll|wait) [progress mode]
     local w="" csv=$tmp/dat.$2.$1.csv prefix="" env=()
@@ -68,6 +71,17 @@ fi_round() {  # round: fi_pingpong msg endpoint, 8 bytes, usec/xfer is one way
     out=$($nice_ taskset -c 1 timeout 120 fi_pingpong -p tcp -e msg -I "$iters" -S 8 -P 47600 127.0.0.1 2>&1)
     wait
     awk -v r="$1" '$1 == "8" && NF >= 8 { print r, "fi.msg_lat.8", $7 }' <<<"$out" >>"$vals"
+}
+
+qperf_round() {  # round: qperf tcp_bw, 8-byte messages, one send() each (the kernel
+                 # coalesces them into segments); -vvs prints msg_rate in K/sec or M/sec
+    local out
+    $nice_ taskset -c 0 timeout 60 qperf -lp 19765 >/dev/null 2>&1 &
+    sleep 0.5
+    out=$($nice_ taskset -c 1 timeout 60 qperf -lp 19765 -t 3 -m 8 -vvs 127.0.0.1 tcp_bw quit 2>&1)
+    wait
+    awk -v r="$1" '$1 == "msg_rate" { v = $3; if ($4 ~ /^K/) v /= 1000; if ($4 ~ /^G/) v *= 1000
+        print r, "qperf.tcp_bw_mr.8", v }' <<<"$out" >>"$vals"
 }
 
 ucx_one() {  # round key test size extra...: key gets the 50th percentile latency (lat) or
@@ -101,6 +115,7 @@ for ((r = 1; r <= rounds; r++)); do
     datbench_round "$r" poll || { echo "bench_peers: datbench (polling) failed"; exit 1; }
     [[ $have_fi -eq 1 ]] && fi_round "$r"
     [[ $have_ucx -eq 1 ]] && ucx_round "$r"
+    [[ $have_qperf -eq 1 ]] && qperf_round "$r"
     datbench_round "$r" wait || { echo "bench_peers: datbench (waiting) failed"; exit 1; }
     if [[ $sleep_too -eq 1 ]]; then
         datbench_round "$r" poll sleep || { echo "bench_peers: datbench (polling, sleep) failed"; exit 1; }
@@ -109,13 +124,14 @@ for ((r = 1; r <= rounds; r++)); do
 done
 
 echo
-echo "OpenDAT, raw TCP, libfabric tcp and UCX tcp on loopback: median over $rounds rounds of the per-round ratio"
+echo "OpenDAT, raw TCP, libfabric tcp, UCX tcp and qperf on loopback: median over $rounds rounds of the per-round ratio"
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs, Linux $(uname -r); load $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 echo "placement: servers on CPU 0, clients on CPU 1 (the progress threads share their process's CPU)"
-python3 - "$vals" "$have_fi" "$have_ucx" "$sleep_too" <<'PY'
+python3 - "$vals" "$have_fi" "$have_ucx" "$sleep_too" "$have_qperf" <<'PY'
 import sys, statistics as st
 vals, have_fi, have_ucx = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1"
 sleep_too = sys.argv[4] == "1"
+have_qperf = sys.argv[5] == "1"
 by = {}
 for line in open(vals):
     r, k, v = line.split()
@@ -140,7 +156,8 @@ rows = [
   ("8 B send/recv ping-pong, waiting (vs blocking raw)", "wait.dat_send_pingpong.8", "wait.tcp_pingpong.8", []),
   ("8 B RDMA-write ping-pong, waiting (vs blocking raw)", "wait.dat_write_pingpong.8", "wait.tcp_pingpong.8", []),
   ("8 B message rate, 64 in flight (Mmsg/s)", "poll.dat_write_rate", "poll.tcp_msgrate",
-   [("raw TCP batched", "poll.tcp_msgrate_batched", 1), ("UCX am_bw -O 64", "ucx.am_mr.8", 1)]),
+   [("raw TCP batched", "poll.tcp_msgrate_batched", 1), ("UCX am_bw -O 64", "ucx.am_mr.8", 1),
+    ("qperf tcp_bw -m 8", "qperf.tcp_bw_mr.8", 1)]),
   ("4 KiB RDMA write, polling (MB/s)", "poll.dat_rdma_write.4096", "poll.tcp_stream.4096", []),
   ("16 KiB RDMA write, polling (MB/s)", "poll.dat_rdma_write.16384", "poll.tcp_stream.16384", []),
   ("1 MiB RDMA write, polling (MB/s)", "poll.dat_rdma_write.1048576", "poll.tcp_stream.1048576",
@@ -158,11 +175,16 @@ for fig, dat, raw, peers in rows:
     for label, key, scale in peers:
         if key.startswith("fi.") and not have_fi: ps.append(f"{label}: not installed"); continue
         if key.startswith("ucx.") and not have_ucx: ps.append(f"{label}: not installed"); continue
+        if key.startswith("qperf.") and not have_qperf: ps.append(f"{label}: not installed"); continue
         # a peer's figure is compared with raw in the same unit (get: round trip -> /2)
         rr = ratio(key, raw, scale)
         ps.append(f"{label} {cell(rr, 'x')}")
     extra = f" {cell(ratio('sleep.' + dat, raw), 'x')} |" if sleep_too else ""
     print(f"| {fig} | {cell(med(raw))} | {cell(med(dat))} | {cell(ratio(dat, raw), 'x')} |{extra} {'; '.join(ps) or '-'} |")
+q = ratio("poll.dat_write_rate", "qperf.tcp_bw_mr.8")
+if q is not None:
+    print(f"\n8 B message rate: OpenDAT {cell(med('poll.dat_write_rate'))} M/s, qperf tcp_bw -m 8 "
+          f"{cell(med('qperf.tcp_bw_mr.8'))} M/s; OpenDAT / qperf {cell(q, 'x')} (issue 10: >= 1.0x)")
 print()
 print("Latency: lower is better, ratio > 1 = slower than raw TCP. Rates and bandwidth: higher is better.")
 PY
