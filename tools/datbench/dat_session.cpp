@@ -207,12 +207,20 @@ bool DatSession::next(DAT_EVD_HANDLE evd, DAT_EVENT *ev) {
         DAT_COUNT nmore = 0;
         rc = dat_evd_wait(evd, kEventTimeoutUs, 1, ev, &nmore);
     } else {
-        auto deadline =
-            std::chrono::steady_clock::now() + std::chrono::microseconds(kEventTimeoutUs);
+        // The clock is read only once the EVD has stayed empty for a while: reading it on
+        // every call cost the DAT side a clock_gettime per message that its raw-TCP twin
+        // does not pay (3-5 % of the 8-byte message rate's time, perf). The timeout
+        // starts after the first 4096 empty polls, which is microseconds.
+        std::chrono::steady_clock::time_point deadline{};
         for (std::uint32_t spins = 1;; ++spins) {
             rc = dat_evd_dequeue(evd, ev);
             if (DAT_GET_TYPE(rc) != DAT_QUEUE_EMPTY) break;
-            if (spins % 4096 == 0 && std::chrono::steady_clock::now() > deadline) break;
+            if (spins % 4096 != 0) continue;
+            const auto now = std::chrono::steady_clock::now();
+            if (spins == 4096)
+                deadline = now + std::chrono::microseconds(kEventTimeoutUs);
+            else if (now > deadline)
+                break;
         }
     }
     if (!ok(rc, wait_ ? "dat_evd_wait" : "dat_evd_dequeue")) return false;
