@@ -163,6 +163,8 @@ class TcpEp final : public Pollable {
         return (rx_.hdr.flags & kFlagSolicited) != 0 || (wire_.caps & kCapSolicited) == 0;
     }
     void post_request_completion(const RequestWr &w, DAT_DTO_COMPLETION_STATUS st) noexcept;
+    // Its event (a DTO or an IB extension completion), for reap()'s batch.
+    DAT_EVENT request_completion(const RequestWr &w, DAT_DTO_COMPLETION_STATUS st) noexcept;
     Step remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept;
     RequestWr *find_wr(std::uint32_t seq, std::uint64_t *counter) noexcept;
 

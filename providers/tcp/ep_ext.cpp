@@ -35,21 +35,24 @@ bool TcpEp::ext_request(RequestWr &w, const ExtArgs &x) noexcept {
     return true;
 }
 
-void TcpEp::post_request_completion(const RequestWr &w, DAT_DTO_COMPLETION_STATUS st) noexcept {
+DAT_EVENT TcpEp::request_completion(const RequestWr &w, DAT_DTO_COMPLETION_STATUS st) noexcept {
     const auto len = static_cast<DAT_COUNT>(st == DAT_DTO_SUCCESS ? w.total : 0);
     switch (w.hdr.op) {
         case kWriteImm:
-            util::post_ext_dto(ep->request_evd, ep, w.cookie, st, len, w.dto,
-                               DAT_IB_RDMA_WRITE_IMMED);
-            return;
+            return util::ext_dto_event(ep, w.cookie, st, len, w.dto, DAT_IB_RDMA_WRITE_IMMED);
         case kAtomicReq:
-            util::post_ext_dto(
-                ep->request_evd, ep, w.cookie, st, len, w.dto,
+            return util::ext_dto_event(
+                ep, w.cookie, st, len, w.dto,
                 w.hdr.aux == kAtomicCmpSwap ? DAT_IB_CMP_AND_SWAP : DAT_IB_FETCH_AND_ADD);
-            return;
         default:
-            util::post_dto(ep->request_evd, ep, w.cookie, st, len, w.dto);
+            return util::dto_event(ep, w.cookie, st, len, w.dto);
     }
+}
+
+void TcpEp::post_request_completion(const RequestWr &w, DAT_DTO_COMPLETION_STATUS st) noexcept {
+    // A request's completion ends a solicited-only wait only when it failed (post_dto).
+    if (ep->request_evd != nullptr)
+        util::post_dto_event(ep->request_evd, ep, request_completion(w, st), st != DAT_DTO_SUCCESS);
 }
 
 TcpEp::Step TcpEp::on_write_imm_frame() noexcept {

@@ -492,8 +492,12 @@ void TcpEp::tx_progress() noexcept {
 }
 
 // Posts completions in posting order: a request completes once it is transmitted and,
-// if it waits for one, its reply (read data, delayed ACK) has arrived.
+// if it waits for one, its reply (read data, delayed ACK) has arrived. The run of
+// completions one sendmsg finished goes to the request EVD under one lock (Evd::Batch).
 void TcpEp::reap() noexcept {
+    util::Evd *evd = ep->request_evd;
+    util::Evd::Batch batch(evd);
+    int dropped = 0;
     while (sq_head_ != sq_tx_) {
         RequestWr &w = sq_[sq_head_ % sq_.size()];
         if (!w.transmitted || (w.need_reply && !w.replied)) break;
@@ -503,8 +507,13 @@ void TcpEp::reap() noexcept {
         if (w.status == DAT_DTO_SUCCESS &&
             (w.flags & (DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG)))
             continue;
-        post_request_completion(w, w.status);
+        // A request's completion ends a solicited-only wait only when it failed.
+        if (evd != nullptr &&
+            !batch.add(request_completion(w, w.status), w.status != DAT_DTO_SUCCESS))
+            ++dropped;
     }
+    batch.finish();
+    for (; dropped > 0; --dropped) util::post_async(ep->ia, DAT_ASYNC_ERROR_EVD_OVERFLOW, evd);
 }
 
 // DAT_COMPLETION_BARRIER_FENCE_FLAG: the next request waits until every RDMA read posted

@@ -35,34 +35,42 @@ Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cn
     if (cno_ != nullptr) cno_->users.fetch_add(1);
 }
 
+bool Evd::post_locked(const DAT_EVENT &ev, bool solicited, bool *wake_inline,
+                      Cno **notify) noexcept {
+    if (count_ == ring_.size()) {
+        DAPL_TRC(trace::kError, "evd", "EVD %p overflow, event 0x%x dropped",
+                 static_cast<void *>(this), ev.event_number);
+        return false;
+    }
+    std::size_t at = head_ + count_;  // no division on the hot path
+    if (at >= ring_.size()) at -= ring_.size();
+    DAT_EVENT &slot = ring_[at];
+    slot = ev;
+    slot.evd_handle = this;
+    ++count_;
+    queued_.store(count_, std::memory_order_relaxed);
+    if (solicited) ++solicited_;
+    if (waiters_ > 0) {
+        if (!(solicited || !solicited_only_)) {
+            // a solicited-only waiter sleeps on
+        } else if (!inline_waiting_) {
+            cv_.notify_all();
+        } else {
+            // The waiter sleeps in the transport's progress: it sees what it posts
+            // itself; an event from another thread must end its epoll_wait.
+            *wake_inline = *wake_inline || inline_tid_ != std::this_thread::get_id();
+        }
+    } else if (enabled_ && cno_ != nullptr)
+        *notify = cno_;
+    return true;
+}
+
 bool Evd::post(const DAT_EVENT &ev, bool solicited) noexcept {
     Cno *notify = nullptr;
     bool wake_inline = false;
     {
         std::lock_guard lk(mu_);
-        if (count_ == ring_.size()) {
-            DAPL_TRC(trace::kError, "evd", "EVD %p overflow, event 0x%x dropped",
-                     static_cast<void *>(this), ev.event_number);
-            return false;
-        }
-        DAT_EVENT &slot = ring_[(head_ + count_) % ring_.size()];
-        slot = ev;
-        slot.evd_handle = this;
-        ++count_;
-        queued_.store(count_, std::memory_order_relaxed);
-        if (solicited) ++solicited_;
-        if (waiters_ > 0) {
-            if (!(solicited || !solicited_only_)) {
-                // a solicited-only waiter sleeps on
-            } else if (!inline_waiting_) {
-                cv_.notify_all();
-            } else {
-                // The waiter sleeps in the transport's progress: it sees what it posts
-                // itself; an event from another thread must end its epoll_wait.
-                wake_inline = inline_tid_ != std::this_thread::get_id();
-            }
-        } else if (enabled_ && cno_ != nullptr)
-            notify = cno_;
+        if (!post_locked(ev, solicited, &wake_inline, &notify)) return false;
     }
     if (wake_inline) progress_->wait_inline_wake();
     if (notify != nullptr) notify->trigger(this);
@@ -70,10 +78,32 @@ bool Evd::post(const DAT_EVENT &ev, bool solicited) noexcept {
     return true;
 }
 
+bool Evd::Batch::add(const DAT_EVENT &ev, bool solicited) noexcept {
+    if (!lk_.owns_lock()) lk_ = std::unique_lock(evd_->mu_);
+    Cno *notify = nullptr;
+    if (!evd_->post_locked(ev, solicited, &wake_inline_, &notify)) return false;
+    posted_ = true;
+    if (notify != nullptr) ++triggers_;
+    return true;
+}
+
+void Evd::Batch::finish() noexcept {
+    // The CNO is read under the lock (dat_evd_modify_cno may change it) and triggered
+    // after it, as post() does.
+    Cno *cno = triggers_ > 0 ? evd_->cno_ : nullptr;
+    if (lk_.owns_lock()) lk_.unlock();
+    if (wake_inline_) evd_->progress_->wait_inline_wake();
+    for (; cno != nullptr && triggers_ > 0; --triggers_) cno->trigger(evd_);
+    if (posted_ && evd_->backend_ != nullptr) evd_->backend_->ring_posted();
+    wake_inline_ = false;
+    posted_ = false;
+    triggers_ = 0;
+}
+
 bool Evd::pop_locked(DAT_EVENT *out) noexcept {
     if (count_ == 0) return false;
     *out = ring_[head_];
-    head_ = (head_ + 1) % ring_.size();
+    if (++head_ == ring_.size()) head_ = 0;
     --count_;
     queued_.store(count_, std::memory_order_relaxed);
     return true;

@@ -60,6 +60,31 @@ struct Evd : Header {
     // did not mark solicited, or a successful request, does not.
     bool post(const DAT_EVENT &ev, bool solicited = true) noexcept;
 
+    // A run of events from one completion loop (a transport reaping what one sendmsg
+    // finished), posted under one lock instead of one lock per event: the hot path of the
+    // message rate. add() is post() without the wake-ups; those (a waiter, an inline
+    // waiter's epoll, the CNO, the backend) happen when the batch ends, after the lock is
+    // released, so that nothing is called with the EVD's lock held. Nothing else may be
+    // done with this EVD while a batch holds it.
+    class Batch {
+      public:
+        explicit Batch(Evd *evd) noexcept : evd_(evd) {}
+        Batch(const Batch &) = delete;
+        Batch &operator=(const Batch &) = delete;
+        ~Batch() { finish(); }
+        // As post(): false when the queue is full (the caller reports the overflow, after
+        // finish(): reporting it posts on the async EVD, which may be this one).
+        bool add(const DAT_EVENT &ev, bool solicited) noexcept;
+        void finish() noexcept;
+
+      private:
+        Evd *evd_;
+        std::unique_lock<std::mutex> lk_;
+        int triggers_ = 0;  // CNO triggers owed: one per event, as post() does
+        bool wake_inline_ = false;
+        bool posted_ = false;
+    };
+
     // DAT_COMPLETION_SOLICITED_WAIT_FLAG on a receive (or in the EP's
     // recv_completion_flags) of an EP whose receive EVD this is: from then on a
     // dat_evd_wait that has to block wakes only for an event posted as solicited (a
@@ -103,6 +128,9 @@ struct Evd : Header {
     EvdBackend *backend() const noexcept { return backend_.get(); }
 
   private:
+    // post()'s queueing, mu_ held: false when full. *wake_inline / *notify: what the
+    // caller must do once the lock is released.
+    bool post_locked(const DAT_EVENT &ev, bool solicited, bool *wake_inline, Cno **notify) noexcept;
     bool pop_locked(DAT_EVENT *out) noexcept;
     // dat_evd_wait's checks of the EVD itself, for the ring and the backend alike.
     DAT_RETURN wait_checks_locked(DAT_COUNT threshold) const noexcept;

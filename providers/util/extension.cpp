@@ -15,10 +15,9 @@
 
 namespace opendat::util {
 
-void post_ext_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
-                  DAT_COUNT length, DAT_DTOS op, DAT_IB_EXT_TYPE type, std::uint32_t immed,
-                  bool solicited) noexcept {
-    if (evd == nullptr) return;
+DAT_EVENT ext_dto_event(Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
+                        DAT_COUNT length, DAT_DTOS op, DAT_IB_EXT_TYPE type,
+                        std::uint32_t immed) noexcept {
     DAT_EVENT ev = dto_event(ep, cookie, status, length, op);
     ev.event_number = static_cast<DAT_EVENT_NUMBER>(DAT_IB_DTO_EVENT);
     static_assert(sizeof(DAT_IB_EXTENSION_EVENT_DATA) <= sizeof ev.event_extension_data);
@@ -27,7 +26,15 @@ void post_ext_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_ST
     x.status = status == DAT_DTO_SUCCESS ? DAT_OP_SUCCESS : DAT_IB_OP_ERR;
     x.val.immed.data = immed;
     std::memcpy(ev.event_extension_data, &x, sizeof x);
-    post_dto_event(evd, ep, ev, solicited || status != DAT_DTO_SUCCESS);
+    return ev;
+}
+
+void post_ext_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
+                  DAT_COUNT length, DAT_DTOS op, DAT_IB_EXT_TYPE type, std::uint32_t immed,
+                  bool solicited) noexcept {
+    if (evd == nullptr) return;
+    post_dto_event(evd, ep, ext_dto_event(ep, cookie, status, length, op, type, immed),
+                   solicited || status != DAT_DTO_SUCCESS);
 }
 
 namespace entry {

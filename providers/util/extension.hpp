@@ -33,6 +33,11 @@ inline bool has_ib_extensions(const Limits &lim) noexcept {
 void post_ext_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
                   DAT_COUNT length, DAT_DTOS op, DAT_IB_EXT_TYPE type, std::uint32_t immed = 0,
                   bool solicited = false) noexcept;
+// That event, built but not posted (a transport posting a run of completions under one
+// lock: Evd::Batch).
+DAT_EVENT ext_dto_event(Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
+                        DAT_COUNT length, DAT_DTOS op, DAT_IB_EXT_TYPE type,
+                        std::uint32_t immed = 0) noexcept;
 
 namespace entry {
 // DAT_PROVIDER.handle_extendedop_func. `h` is an EP for the post ops, the IA name for

@@ -145,6 +145,85 @@ TEST(UtilEvd, CnoTriggersWhenNobodyWaitsOnTheEvd) {
     EXPECT_EQ(cno.users.load(), 0);
 }
 
+// A transport's run of completions under one lock (Evd::Batch, tcp's reap): the events
+// arrive in order across the ring's end, a full queue refuses what does not fit, a
+// waiter is woken once the batch ends, and the CNO is triggered per event after the lock
+// is released (the agent may dequeue from the same EVD).
+TEST(UtilEvd, BatchPostsInOrderAndWakesAfterTheLock) {
+    static DAT_PROVIDER table{};
+    auto cookie_event = [](int c) {
+        DAT_EVENT e{};
+        e.event_number = DAT_DTO_COMPLETION_EVENT;
+        e.event_data.dto_completion_event_data.user_cookie.as_64 = static_cast<DAT_UINT64>(c);
+        return e;
+    };
+    Evd evd(&table, nullptr, 4, DAT_EVD_DTO_FLAG, nullptr);
+    DAT_EVENT ev{};
+    // Move the ring's head so that the batch wraps around its end.
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(evd.post(cookie_event(-1)));
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(evd.dequeue(&ev), DAT_SUCCESS);
+    {
+        Evd::Batch batch(&evd);
+        for (int i = 0; i < 4; ++i) EXPECT_TRUE(batch.add(cookie_event(i), false));
+        EXPECT_FALSE(batch.add(cookie_event(99), false)) << "a full queue refuses the event";
+        batch.finish();
+        batch.finish();  // twice is harmless (the destructor calls it again)
+    }
+    for (int i = 0; i < 4; ++i) {
+        ASSERT_EQ(evd.dequeue(&ev), DAT_SUCCESS);
+        EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64,
+                  static_cast<DAT_UINT64>(i));
+        EXPECT_EQ(ev.evd_handle, &evd);
+    }
+    EXPECT_EQ(evd.dequeue(&ev), static_cast<DAT_RETURN>(0x000D0000));
+
+    // A waiter for two events is released by one batch of two.
+    std::atomic<bool> woke{false};
+    std::thread waiter([&] {
+        DAT_EVENT got{};
+        DAT_COUNT nmore = -1;
+        EXPECT_EQ(evd.wait(5000000, 2, &got, &nmore), DAT_SUCCESS);
+        EXPECT_EQ(nmore, 1);
+        woke = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    {
+        Evd::Batch batch(&evd);
+        batch.add(cookie_event(7), false);
+        batch.add(cookie_event(8), false);
+    }
+    waiter.join();
+    EXPECT_TRUE(woke.load());
+    ASSERT_EQ(evd.dequeue(&ev), DAT_SUCCESS);
+
+    // With a CNO and nobody waiting: one trigger per event, as post() does, and the
+    // agent (which dequeues) runs after the batch released the EVD.
+    static std::atomic<int> agent_calls{0};
+    static Evd *agent_evd = nullptr;
+    static std::atomic<int> agent_dequeued{0};
+    DAT_OS_WAIT_PROXY_AGENT agent{nullptr, [](DAT_PVOID, DAT_EVD_HANDLE) {
+                                      DAT_EVENT e{};
+                                      while (agent_evd->dequeue(&e) == DAT_SUCCESS)
+                                          ++agent_dequeued;
+                                      ++agent_calls;
+                                  }};
+    Cno cno(&table, nullptr, agent);
+    Evd with_cno(&table, nullptr, 8, DAT_EVD_DTO_FLAG, &cno);
+    agent_evd = &with_cno;
+    {
+        Evd::Batch batch(&with_cno);
+        for (int i = 0; i < 3; ++i) ASSERT_TRUE(batch.add(cookie_event(i), false));
+    }
+    DAT_EVD_HANDLE which = nullptr;
+    ASSERT_EQ(cno.wait(1000000, &which), DAT_SUCCESS);
+    EXPECT_EQ(which, &with_cno);
+    for (int i = 0; i < 5000 && agent_dequeued.load() < 3; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(agent_dequeued.load(), 3);
+    EXPECT_GE(agent_calls.load(), 1);
+    with_cno.set_cno(nullptr);
+}
+
 // A transport's DTO EVD backend (verbs: a CQ) takes over dequeue/wait/resize; util's
 // ring still carries the EVD's other events, and the backend hears of unwaitable and of
 // CNO changes.
