@@ -152,7 +152,7 @@ struct Evd : Header {
     std::vector<DAT_EVENT> ring_;
     std::size_t head_ = 0;
     std::size_t count_ = 0;
-    std::atomic<std::size_t> queued_{0};  // count_, for has_events_hint()
+    std::atomic<std::size_t> queued_{0};  // count_, for has_events_hint() and ring_dequeue
     bool enabled_ = true;
     bool waitable_ = true;
     bool solicited_only_ = false;
