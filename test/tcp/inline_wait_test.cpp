@@ -274,44 +274,53 @@ TEST_F(InlineWait, TwoWaitersOnTwoEvdsAreBothServed) {
     ASSERT_EQ(dat_evd_free(req2), DAT_SUCCESS);
 }
 
-// After a long inline wait the progress thread must answer a peer's RDMA reads while the
-// application does not call DAT at all.
-TEST_F(InlineWait, TheProgressThreadTakesOverAfterTheWait) {
-    constexpr int kReads = 100;
-    Channel ch;
-    int pid = spawn([&] {
-        ch.child_side();
-        DAT_CONN_QUAL qual = 0;
-        DAT_RMR_TRIPLET target{};
-        CHILD_CHECK(ch.recv(&qual) && ch.recv(&target));
-        Node c;
-        Buffer dst;
-        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
-        CHILD_CHECK(c.reg(&dst, kMsg) == DAT_SUCCESS);
-        DAT_EVENT_NUMBER outcome{};
-        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
-                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
-        int go = 0;
-        CHILD_CHECK(ch.recv(&go));  // the server's wait is over
-        auto t0 = Clock::now();
-        for (int i = 0; i < kReads; ++i) {
-            DAT_LMR_TRIPLET t = dst.iov();
-            DAT_DTO_COOKIE ck;
-            ck.as_64 = static_cast<DAT_UINT64>(i);
-            CHILD_CHECK(dat_ep_post_rdma_read(c.ep, 1, &t, ck, &target,
-                                              DAT_COMPLETION_DEFAULT_FLAG) == DAT_SUCCESS);
-            DAT_EVENT ev;
-            CHILD_CHECK(c.next(c.req_evd, &ev, 5'000'000) == DAT_SUCCESS);
-            CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
-            CHILD_CHECK(dst.mem[0] == 0x5A && dst.mem[kMsg - 1] == 0x5A);
-        }
-        double secs = secs_since(t0);
-        std::printf("[ inline wait ] %d RDMA reads answered in %.3f s while the target slept\n",
-                    kReads, secs);
-        CHILD_CHECK(secs < 2.0);
-        CHILD_CHECK(ch.send(1));
-        return 0;
-    });
+// The reader of the takeover cases: connects, waits for the target to go idle, then RDMA
+// reads kReads times and reports how long the first and all took. `first_limit` bounds
+// the first (seconds); all must be answered within 2 s.
+constexpr int kReads = 100;
+
+int reader_child(Channel &ch, const char *what, double first_limit) {
+    ch.child_side();
+    DAT_CONN_QUAL qual = 0;
+    DAT_RMR_TRIPLET target{};
+    CHILD_CHECK(ch.recv(&qual) && ch.recv(&target));
+    Node c;
+    Buffer dst;
+    CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+    CHILD_CHECK(c.reg(&dst, kMsg) == DAT_SUCCESS);
+    DAT_EVENT_NUMBER outcome{};
+    CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
+                outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+    int go = 0;
+    CHILD_CHECK(ch.recv(&go));  // the target has gone idle
+    auto t0 = Clock::now();
+    double first = 0;
+    for (int i = 0; i < kReads; ++i) {
+        DAT_LMR_TRIPLET t = dst.iov();
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = static_cast<DAT_UINT64>(i);
+        CHILD_CHECK(dat_ep_post_rdma_read(c.ep, 1, &t, ck, &target, DAT_COMPLETION_DEFAULT_FLAG) ==
+                    DAT_SUCCESS);
+        DAT_EVENT ev;
+        CHILD_CHECK(c.next(c.req_evd, &ev, 5'000'000) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
+        CHILD_CHECK(dst.mem[0] == 0x5A && dst.mem[kMsg - 1] == 0x5A);
+        if (i == 0) first = secs_since(t0);
+    }
+    double secs = secs_since(t0);
+    std::printf(
+        "[ takeover ] first RDMA read answered after %.1f ms, %d in %.3f s, while "
+        "the target, %s, did nothing\n",
+        first * 1e3, kReads, secs, what);
+    CHILD_CHECK(first < first_limit && secs < 2.0);
+    CHILD_CHECK(ch.send(1));
+    return 0;
+}
+
+// The target's side: exposes a region, accepts the reader, runs `go_idle` (a long wait or
+// a long poll), then does nothing while the reader's reads must be answered.
+template <typename GoIdle>
+void target_goes_idle(Channel &ch, int pid, GoIdle go_idle) {
     ch.parent_side();
     Buffer region;  // outlives the Node (the LMR goes first)
     Node s;
@@ -324,85 +333,44 @@ TEST_F(InlineWait, TheProgressThreadTakesOverAfterTheWait) {
     DAT_RMR_TRIPLET t = region.rmr();
     ASSERT_TRUE(ch.send(qual) && ch.send(t));
     ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
-    // A wait long enough for the progress thread to stand aside for good, then nothing.
-    DAT_EVENT ev;
-    DAT_COUNT nmore = 0;
-    EXPECT_EQ(DAT_GET_TYPE(dat_evd_wait(s.recv_evd, 1'500'000, 1, &ev, &nmore)),
-              DAT_TIMEOUT_EXPIRED);
+    go_idle(s);
     ASSERT_TRUE(ch.send(1));
     int done = 0;
     EXPECT_TRUE(ch.recv(&done, 20000)) << "the peer's RDMA reads were not answered";
     EXPECT_EQ(reap(pid), 0);
 }
 
-TEST_F(InlineWait, TheProgressThreadTakesOverAfterPolling) {
-    constexpr int kReads = 100;
+// After a long inline wait the progress thread must answer a peer's RDMA reads while the
+// application does not call DAT at all.
+TEST_F(InlineWait, TheProgressThreadTakesOverAfterTheWait) {
     Channel ch;
-    int pid = spawn([&] {
-        ch.child_side();
-        DAT_CONN_QUAL qual = 0;
-        DAT_RMR_TRIPLET target{};
-        CHILD_CHECK(ch.recv(&qual) && ch.recv(&target));
-        Node c;
-        Buffer dst;
-        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
-        CHILD_CHECK(c.reg(&dst, kMsg) == DAT_SUCCESS);
-        DAT_EVENT_NUMBER outcome{};
-        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
-                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
-        int go = 0;
-        CHILD_CHECK(ch.recv(&go));  // the server has stopped polling
-        auto t0 = Clock::now();
-        double first = 0;
-        for (int i = 0; i < kReads; ++i) {
-            DAT_LMR_TRIPLET t = dst.iov();
-            DAT_DTO_COOKIE ck;
-            ck.as_64 = static_cast<DAT_UINT64>(i);
-            CHILD_CHECK(dat_ep_post_rdma_read(c.ep, 1, &t, ck, &target,
-                                              DAT_COMPLETION_DEFAULT_FLAG) == DAT_SUCCESS);
-            DAT_EVENT ev;
-            CHILD_CHECK(c.next(c.req_evd, &ev, 5'000'000) == DAT_SUCCESS);
-            CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
-            CHILD_CHECK(dst.mem[0] == 0x5A && dst.mem[kMsg - 1] == 0x5A);
-            if (i == 0) first = secs_since(t0);
-        }
-        double secs = secs_since(t0);
-        std::printf(
-            "[ polling ] first RDMA read answered after %.1f ms, %d in %.3f s, while "
-            "the target, which had polled for 0.5 s, did nothing\n",
-            first * 1e3, kReads, secs);
-        // The thread looks at most 2 x kBackoffMaxMs (8 ms) after the last poll; the bound
-        // leaves room for a loaded CI machine, and fails looks that grow without a limit
-        // (with a 1.5 s limit instead of 4 ms, the first read took 525 ms).
-        CHILD_CHECK(first < 0.4 && secs < 2.0);
-        CHILD_CHECK(ch.send(1));
-        return 0;
-    });
-    ch.parent_side();
-    Buffer region;  // outlives the Node (the LMR goes first)
-    Node s;
-    ASSERT_EQ(s.open(), DAT_SUCCESS);
-    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
-    ASSERT_EQ(s.reg(&region, kMsg), DAT_SUCCESS);
-    std::memset(region.mem.data(), 0x5A, kMsg);
-    DAT_CONN_QUAL qual = 0;
-    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
-    DAT_RMR_TRIPLET t = region.rmr();
-    ASSERT_TRUE(ch.send(qual) && ch.send(t));
-    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
-    // Poll long enough for the thread's looks to reach their longest spacing, then nothing.
-    const auto t0 = Clock::now();
-    std::uint64_t polls = 0;
-    while (secs_since(t0) < 0.5) {
+    int pid = spawn([&] { return reader_child(ch, "after a 1.5 s wait", 2.0); });
+    target_goes_idle(ch, pid, [](Node &s) {
+        // A wait long enough for the progress thread to stand aside for good.
         DAT_EVENT ev;
-        ASSERT_EQ(DAT_GET_TYPE(dat_evd_dequeue(s.recv_evd, &ev)), DAT_QUEUE_EMPTY);
-        ++polls;
-    }
-    EXPECT_GT(polls, 100u);
-    ASSERT_TRUE(ch.send(1));
-    int done = 0;
-    EXPECT_TRUE(ch.recv(&done, 20000)) << "the peer's RDMA reads were not answered";
-    EXPECT_EQ(reap(pid), 0);
+        DAT_COUNT nmore = 0;
+        EXPECT_EQ(DAT_GET_TYPE(dat_evd_wait(s.recv_evd, 1'500'000, 1, &ev, &nmore)),
+                  DAT_TIMEOUT_EXPIRED);
+    });
+}
+
+// The thread looks at most 2 x kBackoffMaxMs (8 ms) after the last poll; the 0.4 s bound on
+// the first read leaves room for a loaded CI machine, and fails looks that grow without a
+// limit (with a 1.5 s limit instead of 4 ms, the first read took 525 ms).
+TEST_F(InlineWait, TheProgressThreadTakesOverAfterPolling) {
+    Channel ch;
+    int pid = spawn([&] { return reader_child(ch, "after polling for 0.5 s", 0.4); });
+    target_goes_idle(ch, pid, [](Node &s) {
+        // Poll long enough for the thread's looks to reach their longest spacing.
+        const auto t0 = Clock::now();
+        std::uint64_t polls = 0;
+        while (secs_since(t0) < 0.5) {
+            DAT_EVENT ev;
+            ASSERT_EQ(DAT_GET_TYPE(dat_evd_dequeue(s.recv_evd, &ev)), DAT_QUEUE_EMPTY);
+            ++polls;
+        }
+        EXPECT_GT(polls, 100u);
+    });
 }
 
 }  // namespace
