@@ -216,7 +216,7 @@ DAT_RETURN TcpEp::post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET 
     tx_progress();
     reap();
     update_poll();
-    last_post_ = std::chrono::steady_clock::now();
+    if (stamp_post_) last_post_ = std::chrono::steady_clock::now();
     return DAT_SUCCESS;
 }
 
@@ -229,18 +229,22 @@ DAT_RETURN TcpEp::post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET 
 // next post that is not deferred. A post after a round trip (a ping-pong) or after its
 // predecessor's completion was taken (post, poll, post) goes at once, and so does a post
 // that fills a batch, or one of more than kDeferMax bytes. DAT_TCP_TX_BATCH=1 turns this off.
+// The clock is read last, only for a post that could be deferred: a ping-pong's posts
+// (nothing outstanding, no completion waiting) cost no clock read at all.
 bool TcpEp::defer_tx() noexcept {
+    stamp_post_ = false;
     const std::uint32_t batch = tr_->engine().policy().tx_batch;
     if (batch <= 1) return false;
+    const bool behind = sq_tail_ - sq_head_ > 1 ||
+                        (ep->request_evd != nullptr && ep->request_evd->has_events_hint());
+    if (!behind) return false;
     const auto now = std::chrono::steady_clock::now();
     const bool burst = now - last_post_ < kBurstGap;
     last_post_ = now;
+    stamp_post_ = true;
     // A big message gains nothing: its copy dwarfs the system call.
-    if (!burst || sq_tail_ - sq_tx_ >= batch || sq_[(sq_tail_ - 1) % sq_.size()].total > kDeferMax)
-        return false;
-    const bool behind = sq_tail_ - sq_head_ > 1 ||
-                        (ep->request_evd != nullptr && ep->request_evd->has_events_hint());
-    return behind;
+    return burst && sq_tail_ - sq_tx_ < batch &&
+           sq_[(sq_tail_ - 1) % sq_.size()].total <= kDeferMax;
 }
 
 bool TcpEp::queue_ctrl(const FrameHeader &hdr, const void *data) noexcept {
@@ -495,6 +499,7 @@ void TcpEp::tx_progress() noexcept {
 // if it waits for one, its reply (read data, delayed ACK) has arrived. The run of
 // completions one sendmsg finished goes to the request EVD under one lock (Evd::Batch).
 void TcpEp::reap() noexcept {
+    if (sq_head_ == sq_tx_) return;  // every poll of a hot connection comes here
     util::Evd *evd = ep->request_evd;
     util::Evd::Batch batch(evd);
     int dropped = 0;
