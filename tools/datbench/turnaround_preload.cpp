@@ -1,0 +1,269 @@
+// datbench-turnaround: where a ping-pong's time goes between the kernel's calls.
+//
+// Loaded with LD_PRELOAD into datbench (tools/bench_turnaround.sh does it), it timestamps
+// the calls a process makes from the recv() that brings a small message to the send of its
+// answer, and splits that turnaround where the DAT API is crossed:
+//
+//   raw TCP        recv() -> send()                        (datbench's own baseline)
+//   DAT send/recv  recv() -> dat_evd_dequeue() returns the receive
+//                         -> dat_ep_post_send() is called
+//                         -> the provider's sendmsg()
+//   DAT RDMA write recv() -> dat_ep_post_rdma_write() -> sendmsg()
+//   provider only  recv() -> sendmsg() with no DAT call between (a thread of the provider
+//                  answering by itself: an RDMA read's response)
+//
+// The turnaround is the part of a round trip that is ours: the kernel's share (the two
+// system calls and the loopback) is the same for both sides. Each process prints its
+// figures when it exits. Intervals above kMaxNs (a descheduled thread, a pause between
+// phases) and receives above kMaxMsg bytes (the bandwidth phases) are not counted. Every
+// timestamp is one clock_gettime; its cost, printed as "clock", is inside each interval.
+#include <dlfcn.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+
+#include <dat2/udat.h>
+
+namespace {
+
+constexpr std::uint64_t kMaxNs = 50'000;
+constexpr ssize_t kMaxMsg = 256;
+constexpr std::uint64_t kBinNs = 10;
+constexpr std::size_t kBins = kMaxNs / kBinNs;
+
+std::uint64_t now_ns() noexcept {
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u +
+           static_cast<std::uint64_t>(t.tv_nsec);
+}
+
+// One interval's distribution; added to from any thread (relaxed: counts only).
+struct Stat {
+    const char *name;
+    std::atomic<std::uint64_t> n{0}, sum{0};
+    std::atomic<std::uint32_t> bins[kBins]{};
+
+    void add(std::uint64_t from, std::uint64_t to) noexcept {
+        if (from == 0 || to < from || to - from >= kMaxNs) return;
+        const std::uint64_t d = to - from;
+        n.fetch_add(1, std::memory_order_relaxed);
+        sum.fetch_add(d, std::memory_order_relaxed);
+        bins[d / kBinNs].fetch_add(1, std::memory_order_relaxed);
+    }
+    std::uint64_t median() const noexcept {
+        const std::uint64_t total = n.load(), half = (total + 1) / 2;
+        std::uint64_t seen = 0;
+        for (std::size_t i = 0; i < kBins; ++i) {
+            seen += bins[i].load();
+            if (seen >= half) return i * kBinNs + kBinNs / 2;
+        }
+        return kMaxNs;
+    }
+};
+
+enum Which {
+    kRaw,
+    kSendTotal,
+    kSendToDequeue,
+    kDequeueToPost,
+    kPostRecv,
+    kPostToSendmsg,
+    kWriteTotal,
+    kWriteToPost,
+    kWritePostToSendmsg,
+    kProvider,
+    kCount
+};
+Stat stats[kCount] = {{"raw TCP: recv -> send"},
+                      {"DAT send/recv: recv -> sendmsg"},
+                      {"  recv -> dat_evd_dequeue returns it"},
+                      {"  -> dat_ep_post_send (the app's work)"},
+                      {"    of which in dat_ep_post_recv"},
+                      {"  dat_ep_post_send -> sendmsg"},
+                      {"DAT RDMA write: recv -> sendmsg"},
+                      {"  recv -> dat_ep_post_rdma_write"},
+                      {"  dat_ep_post_rdma_write -> sendmsg"},
+                      {"provider alone: recv -> sendmsg"}};
+
+// The current turnaround of this thread: when its message came, and where it is now.
+struct Turn {
+    std::uint64_t in = 0, dequeued = 0, posted = 0;
+    bool send = false, write = false;
+    void reset() noexcept { *this = Turn{}; }
+};
+thread_local Turn turn;
+
+using RecvFn = ssize_t (*)(int, void *, std::size_t, int);
+using RecvChkFn = ssize_t (*)(int, void *, std::size_t, std::size_t, int);
+using SendFn = ssize_t (*)(int, const void *, std::size_t, int);
+using SendmsgFn = ssize_t (*)(int, const msghdr *, int);
+using DequeueFn = DAT_RETURN (*)(DAT_EVD_HANDLE, DAT_EVENT *);
+using PostFn = DAT_RETURN (*)(DAT_EP_HANDLE, DAT_COUNT, DAT_LMR_TRIPLET *, DAT_DTO_COOKIE,
+                              DAT_COMPLETION_FLAGS);
+using ExitFn = void (*)(int);
+using RecvPostFn = PostFn;
+using WriteFn = DAT_RETURN (*)(DAT_EP_HANDLE, DAT_COUNT, DAT_LMR_TRIPLET *, DAT_DTO_COOKIE,
+                               const DAT_RMR_TRIPLET *, DAT_COMPLETION_FLAGS);
+
+// The next definition of `name` after ours, found once (the first call may come from
+// another library's constructor, before ours ran).
+template <typename F>
+F real(std::atomic<F> &cache, const char *name) noexcept {
+    F f = cache.load(std::memory_order_relaxed);
+    if (f == nullptr) {
+        f = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+        cache.store(f, std::memory_order_relaxed);
+    }
+    return f;
+}
+std::atomic<RecvFn> real_recv;
+std::atomic<RecvChkFn> real_recv_chk;
+std::atomic<SendFn> real_send;
+std::atomic<SendmsgFn> real_sendmsg;
+std::atomic<DequeueFn> real_dequeue;
+std::atomic<PostFn> real_post_send;
+std::atomic<RecvPostFn> real_post_recv;
+std::atomic<WriteFn> real_post_write;
+std::atomic<ExitFn> real_exit;
+
+// A receive returned: a small message starts a turnaround (any other data ends one).
+ssize_t received(ssize_t r) noexcept {
+    if (r > 0) {
+        turn.reset();
+        if (r <= kMaxMsg) turn.in = now_ns();
+    }
+    return r;
+}
+
+// An answer leaves: close the interval it ends.
+void answered(bool provider_send) noexcept {
+    const std::uint64_t t = now_ns();
+    Turn &c = turn;
+    if (c.in == 0) return;
+    if (!provider_send) {
+        stats[kRaw].add(c.in, t);
+    } else if (c.send) {
+        stats[kSendTotal].add(c.in, t);
+        stats[kSendToDequeue].add(c.in, c.dequeued);
+        stats[kDequeueToPost].add(c.dequeued, c.posted);
+        stats[kPostToSendmsg].add(c.posted, t);
+    } else if (c.write) {
+        stats[kWriteTotal].add(c.in, t);
+        stats[kWriteToPost].add(c.in, c.posted);
+        stats[kWritePostToSendmsg].add(c.posted, t);
+    } else {
+        stats[kProvider].add(c.in, t);
+    }
+    c.reset();
+}
+
+double clock_cost_ns() noexcept {
+    constexpr int kReads = 10000;
+    const std::uint64_t t0 = now_ns();
+    for (int i = 0; i < kReads; ++i) (void)now_ns();
+    return static_cast<double>(now_ns() - t0) / kReads;
+}
+
+void print_report() noexcept {
+    bool any = false;
+    for (const Stat &s : stats) any = any || s.n.load() > 0;
+    if (!any) return;
+    std::fprintf(stderr, "turnaround pid %d (clock %.0f ns a read):\n", static_cast<int>(getpid()),
+                 clock_cost_ns());
+    for (const Stat &s : stats) {
+        const std::uint64_t n = s.n.load();
+        if (n == 0) continue;
+        std::fprintf(stderr, "turnaround   %-44s median %6llu ns  mean %6.0f ns  n %llu\n", s.name,
+                     static_cast<unsigned long long>(s.median()),
+                     static_cast<double>(s.sum.load()) / static_cast<double>(n),
+                     static_cast<unsigned long long>(n));
+    }
+}
+
+std::atomic<bool> reported{false};
+void report_once() noexcept {
+    if (!reported.exchange(true)) print_report();
+}
+
+// A process that returns from main reports here; one that leaves by _exit (datbench's
+// forked server) reports in our _exit below.
+struct Report {
+    ~Report() { report_once(); }
+} report;
+
+}  // namespace
+
+// The build hides symbols by default; these must be seen to take the place of libc's.
+#define TURNAROUND_EXPORT __attribute__((visibility("default")))
+
+extern "C" {
+
+TURNAROUND_EXPORT ssize_t recv(int fd, void *buf, std::size_t len, int flags) {
+    return received(real(real_recv, "recv")(fd, buf, len, flags));
+}
+
+// What recv() becomes under _FORTIFY_SOURCE when the buffer's size is known (Debian's
+// packaging flags).
+TURNAROUND_EXPORT ssize_t __recv_chk(int fd, void *buf, std::size_t len, std::size_t buflen,
+                                     int flags) {
+    return received(real(real_recv_chk, "__recv_chk")(fd, buf, len, buflen, flags));
+}
+
+TURNAROUND_EXPORT ssize_t send(int fd, const void *buf, std::size_t len, int flags) {
+    answered(false);
+    return real(real_send, "send")(fd, buf, len, flags);
+}
+
+TURNAROUND_EXPORT ssize_t sendmsg(int fd, const msghdr *msg, int flags) {
+    answered(true);
+    return real(real_sendmsg, "sendmsg")(fd, msg, flags);
+}
+
+TURNAROUND_EXPORT DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *event) {
+    const DAT_RETURN r = real(real_dequeue, "dat_evd_dequeue")(evd, event);
+    if (r == DAT_SUCCESS && turn.in != 0 && turn.dequeued == 0) turn.dequeued = now_ns();
+    return r;
+}
+
+TURNAROUND_EXPORT DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                                              DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) {
+    if (turn.in != 0 && turn.dequeued != 0) {
+        turn.send = true;
+        turn.posted = now_ns();
+    }
+    return real(real_post_send, "dat_ep_post_send")(ep, n, iov, cookie, flags);
+}
+
+// The receive a ping-pong re-posts before it answers: provider work inside the app's part.
+TURNAROUND_EXPORT DAT_RETURN dat_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                                              DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) {
+    const bool timed = turn.in != 0 && turn.dequeued != 0;
+    const std::uint64_t t0 = timed ? now_ns() : 0;
+    const DAT_RETURN r = real(real_post_recv, "dat_ep_post_recv")(ep, n, iov, cookie, flags);
+    if (timed) stats[kPostRecv].add(t0, now_ns());
+    return r;
+}
+
+TURNAROUND_EXPORT DAT_RETURN dat_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n,
+                                                    DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+                                                    const DAT_RMR_TRIPLET *remote,
+                                                    DAT_COMPLETION_FLAGS flags) {
+    if (turn.in != 0) {
+        turn.write = true;
+        turn.posted = now_ns();
+    }
+    return real(real_post_write, "dat_ep_post_rdma_write")(ep, n, iov, cookie, remote, flags);
+}
+
+TURNAROUND_EXPORT [[noreturn]] void _exit(int status) {
+    report_once();
+    real(real_exit, "_exit")(status);
+    __builtin_unreachable();
+}
+
+}  // extern "C"
