@@ -53,6 +53,13 @@ struct RequestWr {
     bool transmitted = false;
     bool need_reply = false;  // READ response, or ACK under delayed_ack
     bool replied = false;
+
+    // Suppressed (or unsignalled, as the verbs provider takes it): no event when it
+    // succeeds; a failure is always reported. One rule for reap and for the flush.
+    bool reports(DAT_DTO_COMPLETION_STATUS st) const noexcept {
+        return st != DAT_DTO_SUCCESS ||
+               !(flags & (DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG));
+    }
 };
 
 struct RecvWr {

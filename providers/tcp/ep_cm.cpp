@@ -276,7 +276,8 @@ void TcpEp::teardown(DAT_EVENT_NUMBER event, bool post_events, DAT_COUNT pdata_l
             DAT_DTO_COMPLETION_STATUS st = w.status != DAT_DTO_SUCCESS ? w.status
                                            : finished                  ? DAT_DTO_SUCCESS
                                                                        : DAT_DTO_ERR_FLUSHED;
-            if (st == DAT_DTO_SUCCESS && (w.flags & DAT_COMPLETION_SUPPRESS_FLAG)) continue;
+            // As reap: a finished unsignalled request gets no event here either.
+            if (!w.reports(st)) continue;
             post_request_completion(w, st);
         }
         for (; rq_head_ != rq_tail_; ++rq_head_)

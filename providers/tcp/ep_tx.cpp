@@ -507,11 +507,7 @@ void TcpEp::reap() noexcept {
         RequestWr &w = sq_[sq_head_ % sq_.size()];
         if (!w.transmitted || (w.need_reply && !w.replied)) break;
         ++sq_head_;
-        // Suppressed (or unsignalled, as the verbs provider takes it): no event when it
-        // succeeds; a failure is always reported.
-        if (w.status == DAT_DTO_SUCCESS &&
-            (w.flags & (DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG)))
-            continue;
+        if (!w.reports(w.status)) continue;
         // A request's completion ends a solicited-only wait only when it failed.
         if (evd != nullptr &&
             !batch.add(request_completion(w, w.status), w.status != DAT_DTO_SUCCESS))

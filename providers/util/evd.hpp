@@ -62,10 +62,11 @@ struct Evd : Header {
 
     // A run of events from one completion loop (a transport reaping what one sendmsg
     // finished), posted under one lock instead of one lock per event: the hot path of the
-    // message rate. add() is post() without the wake-ups; those (a waiter, an inline
-    // waiter's epoll, the CNO, the backend) happen when the batch ends, after the lock is
-    // released, so that nothing is called with the EVD's lock held. Nothing else may be
-    // done with this EVD while a batch holds it.
+    // message rate. add() notifies a waiter on the condition variable as post() does
+    // (under the lock, per event: the waiter takes the lock only when the batch ends);
+    // the rest (an inline waiter's epoll, the CNO, the backend) happens when the batch
+    // ends, after the lock is released, so that no callback runs with the EVD's lock held.
+    // Nothing else may be done with this EVD while a batch holds it.
     class Batch {
       public:
         explicit Batch(Evd *evd) noexcept : evd_(evd) {}

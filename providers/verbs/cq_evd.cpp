@@ -178,8 +178,10 @@ DAT_RETURN CqEvd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *o
             drain_locked();
             auto have = static_cast<DAT_COUNT>(staged_.load(std::memory_order_relaxed));
             DAT_COUNT soft = mixed ? evd_->pending() : 0;
-            if (have + soft >= threshold) {
-                if (!pop_staged_locked(out)) evd_->ring_dequeue(out);
+            // A dat_evd_dequeue on another thread may take the ring's event between
+            // pending() and here: then look again rather than return an unwritten *out.
+            if (have + soft >= threshold &&
+                (pop_staged_locked(out) || evd_->ring_dequeue(out) == DAT_SUCCESS)) {
                 if (nmore != nullptr) *nmore = have + soft - 1;
                 return DAT_SUCCESS;
             }
