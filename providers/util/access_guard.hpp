@@ -5,9 +5,9 @@
 // dat_rmr_free and dat_lmr_free would return while a later chunk still lands in (or is
 // sent from) the memory they revoked. So every chunk is moved under an AccessHold:
 //
-//  - the hold takes the MemTable's lock shared, re-checks the key, range and privileges
-//    the chunk needs, and keeps the lock until the copy (memcpy, readv or sendmsg of a
-//    non-blocking socket: bounded) is done;
+//  - the hold takes the MemTable's lock (util/revocation_lock.hpp) shared, re-checks the
+//    key, range and privileges the chunk needs, and keeps the lock until the copy
+//    (memcpy, readv or sendmsg of a non-blocking socket: bounded) is done;
 //  - revocation removes the key under the same lock held exclusively (MemTable::remove),
 //    so it waits for every chunk in flight, and every later chunk finds the key gone.
 //
@@ -20,7 +20,8 @@
 #pragma once
 
 #include <cstdint>
-#include <shared_mutex>
+#include <mutex>
+#include <shared_mutex>  // std::shared_lock
 
 #include "util/memory.hpp"
 
@@ -46,7 +47,7 @@ class AccessHold {
 
   private:
     const MemTable &table_;
-    std::shared_lock<std::shared_mutex> lk_;
+    std::shared_lock<RevocationLock> lk_;
 };
 
 }  // namespace opendat::util

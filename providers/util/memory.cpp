@@ -3,6 +3,7 @@
 #include <sys/random.h>
 
 #include <mutex>
+#include <shared_mutex>
 
 namespace opendat::util {
 
@@ -22,8 +23,8 @@ DAT_RETURN MemTable::add(KeyKind kind, const MemRange &range, std::uint32_t *key
         std::uint32_t k = random_key();
         // 0 means "no key" in our objects; keys are unique across both kinds so a
         // context of one kind can never be mistaken for the other.
-        if (k == 0 || lmr_.count(k) != 0 || rmr_.count(k) != 0) continue;
-        map.emplace(k, range);
+        if (k == 0 || lmr_.contains(k) || rmr_.contains(k)) continue;
+        if (!map.insert(k, range)) return kNoMemory;
         *key = k;
         return DAT_SUCCESS;
     }
@@ -71,14 +72,7 @@ DAT_DTO_COMPLETION_STATUS MemTable::check_locked(KeyKind kind, std::uint32_t key
     const DAT_DTO_COMPLETION_STATUS fail =
         kind == KeyKind::Lmr ? DAT_DTO_ERR_LOCAL_PROTECTION : DAT_DTO_ERR_REMOTE_ACCESS;
     // A remote key may name an LMR (its rmr_context) or a bound RMR window.
-    const MemRange *r = nullptr;
-    if (kind == KeyKind::Lmr) {
-        auto it = lmr_.find(key);
-        if (it != lmr_.end()) r = &it->second;
-    } else {
-        auto it = rmr_.find(key);
-        if (it != rmr_.end()) r = &it->second;
-    }
+    const MemRange *r = (kind == KeyKind::Lmr ? lmr_ : rmr_).find(key);
     if (r == nullptr) return fail;
     if (pz != nullptr && r->pz != pz) return fail;
     if (ep != nullptr && r->ep != nullptr && r->ep != ep) return fail;  // the window's EP scope

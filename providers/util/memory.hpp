@@ -9,10 +9,11 @@
 
 #include <atomic>
 #include <cstdint>
-#include <shared_mutex>
-#include <unordered_map>
 
+#include "util/key_map.hpp"
+#include "util/memory_range.hpp"
 #include "util/object.hpp"
+#include "util/revocation_lock.hpp"
 
 namespace opendat::util {
 
@@ -21,17 +22,6 @@ struct Pz : Header {
     Pz(const DAT_PROVIDER *p, Ia *ia) : Header(p, kType, ia) {}
     std::atomic<int> users{0};  // LMRs, RMRs, EPs in this PZ
     void *impl = nullptr;       // the transport's (verbs: the protection domain)
-};
-
-// One registered range, as the key table sees it.
-struct MemRange {
-    std::uint64_t addr = 0;
-    std::uint64_t len = 0;
-    DAT_MEM_PRIV_FLAGS priv = DAT_MEM_PRIV_NONE_FLAG;
-    const Pz *pz = nullptr;
-    // RMR scope: the util::Ep a window was bound through; only that endpoint's connection
-    // may use it (util/access_guard.hpp). nullptr: any EP of the PZ (an LMR's rmr_context).
-    const void *ep = nullptr;
 };
 
 class AccessHold;
@@ -66,9 +56,9 @@ class MemTable {
     DAT_DTO_COMPLETION_STATUS check_iov_locked(const DAT_LMR_TRIPLET *iov, std::uint32_t n,
                                                const Pz *pz, DAT_MEM_PRIV_FLAGS need,
                                                std::uint64_t *total) const noexcept;
-    mutable std::shared_mutex mu_;
-    std::unordered_map<std::uint32_t, MemRange> lmr_;
-    std::unordered_map<std::uint32_t, MemRange> rmr_;
+    mutable RevocationLock mu_;
+    KeyMap lmr_;
+    KeyMap rmr_;
 };
 
 struct Lmr : Header {
