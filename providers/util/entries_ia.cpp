@@ -255,6 +255,7 @@ DAT_RETURN cno_free(DAT_CNO_HANDLE h) noexcept {
     Cno *cno = as<Cno>(h);
     if (cno == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CNO);
     if (cno->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE);
+    cno->wait_triggers();  // an EVD that detached it may still be triggering it
     cno->ia->release(cno);
     delete cno;
     return DAT_SUCCESS;

@@ -60,8 +60,12 @@ bool Evd::post_locked(const DAT_EVENT &ev, bool solicited, bool *wake_inline,
             // itself; an event from another thread must end its epoll_wait.
             *wake_inline = *wake_inline || inline_tid_ != std::this_thread::get_id();
         }
-    } else if (enabled_ && cno_ != nullptr)
+    } else if (enabled_ && cno_ != nullptr) {
+        // Counted under our lock: dat_cno_free waits for the trigger we owe it (a
+        // dat_evd_modify_cno right after our unlock must not let it free the CNO first).
+        cno_->triggering.fetch_add(1, std::memory_order_relaxed);
         *notify = cno_;
+    }
     return true;
 }
 
@@ -73,7 +77,10 @@ bool Evd::post(const DAT_EVENT &ev, bool solicited) noexcept {
         if (!post_locked(ev, solicited, &wake_inline, &notify)) return false;
     }
     if (wake_inline) progress_->wait_inline_wake();
-    if (notify != nullptr) notify->trigger(this);
+    if (notify != nullptr) {
+        notify->trigger(this);
+        notify->triggering.fetch_sub(1, std::memory_order_release);
+    }
     if (backend_ != nullptr) backend_->ring_posted();
     return true;
 }
@@ -93,7 +100,11 @@ void Evd::Batch::finish() noexcept {
     Cno *cno = triggers_ > 0 ? evd_->cno_ : nullptr;
     if (lk_.owns_lock()) lk_.unlock();
     if (wake_inline_) evd_->progress_->wait_inline_wake();
-    for (; cno != nullptr && triggers_ > 0; --triggers_) cno->trigger(evd_);
+    if (cno != nullptr) {
+        const int owed = triggers_;  // each counted in cno->triggering by post_locked
+        for (; triggers_ > 0; --triggers_) cno->trigger(evd_);
+        cno->triggering.fetch_sub(owed, std::memory_order_release);
+    }
     if (posted_ && evd_->backend_ != nullptr) evd_->backend_->ring_posted();
     wake_inline_ = false;
     posted_ = false;
@@ -368,6 +379,10 @@ Cno::Cno(const DAT_PROVIDER *p, Ia *ia, DAT_OS_WAIT_PROXY_AGENT agent)
 Cno::~Cno() {
     if (calls_ != nullptr) calls_->stop();
     if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void Cno::wait_triggers() const noexcept {
+    while (triggering.load(std::memory_order_acquire) != 0) std::this_thread::yield();
 }
 
 int Cno::wake_fd() noexcept {

@@ -187,6 +187,12 @@ struct Cno : Header {
     int wake_fd() noexcept;
 
     std::atomic<int> users{0};  // attached EVDs
+    // Triggers under way: an EVD picks its CNO under its own lock and triggers it after
+    // the unlock (trigger may queue an agent call), so dat_evd_modify_cno can detach the
+    // CNO in between. dat_cno_free calls wait_triggers() once no EVD names the CNO
+    // (users == 0, so none can start), then frees it.
+    std::atomic<int> triggering{0};
+    void wait_triggers() const noexcept;
 
   private:
     mutable std::mutex mu_;

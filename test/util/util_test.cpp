@@ -145,6 +145,43 @@ TEST(UtilEvd, CnoTriggersWhenNobodyWaitsOnTheEvd) {
     EXPECT_EQ(cno.users.load(), 0);
 }
 
+// An EVD picks its CNO under its lock and triggers it after the unlock; dat_evd_modify_cno
+// can detach the CNO in between and dat_cno_free then free it. The free waits for the
+// triggers under way (Cno::wait_triggers, what cno_free calls). Without that wait a trigger
+// is still under way at the free in some of the 2000 rounds (checked: the test then fails
+// on `triggering`, and the trigger uses freed memory).
+TEST(UtilEvd, CnoFreedRightAfterDetachWaitsForTriggersUnderWay) {
+    static DAT_PROVIDER table{};
+    Evd evd(&table, nullptr, 64, DAT_EVD_DTO_FLAG, nullptr);
+    std::atomic<bool> stop{false};
+    std::atomic<long> posts{0};
+    std::thread poster([&] {
+        DAT_EVENT e{}, out{};
+        while (!stop.load(std::memory_order_relaxed)) {
+            evd.post(e);
+            evd.dequeue(&out);
+            posts.fetch_add(1, std::memory_order_relaxed);
+        }
+    });
+    int triggered_rounds = 0;
+    for (int round = 0; round < 2000; ++round) {
+        auto *cno = new Cno(&table, nullptr, DAT_OS_WAIT_PROXY_AGENT{nullptr, nullptr});
+        evd.set_cno(cno);
+        // Until the poster has triggered it at least once (bounded: 1 s).
+        DAT_EVD_HANDLE which = nullptr;
+        if (cno->wait(1000000, &which) == DAT_SUCCESS) ++triggered_rounds;
+        evd.set_cno(nullptr);  // dat_evd_modify_cno(evd, NULL)
+        ASSERT_EQ(cno->users.load(), 0);
+        cno->wait_triggers();  // dat_cno_free, then:
+        EXPECT_EQ(cno->triggering.load(), 0);
+        delete cno;
+    }
+    stop = true;
+    poster.join();
+    EXPECT_EQ(triggered_rounds, 2000) << "the poster did not reach the CNO every round";
+    EXPECT_GT(posts.load(), 0);
+}
+
 // A transport's run of completions under one lock (Evd::Batch, tcp's reap): the events
 // arrive in order across the ring's end, a full queue refuses what does not fit, a
 // waiter is woken once the batch ends, and the CNO is triggered per event after the lock
