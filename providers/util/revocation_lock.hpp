@@ -7,11 +7,14 @@
 // std::shared_mutex costs two calls into pthread_rwlock (measured on the polled ping-pong:
 // about 25 ns a hold, on a path of about 700 ns).
 //
-// The same policy as glibc's default rwlock, which it replaces: readers are preferred. A
-// writer gets in only when no reader holds the lock and keeps new readers out while inside,
-// so a thread may take a shared hold while it already holds one (a writer cannot be
-// waiting in between). Writers wait by yielding; a hold lasts one bounded copy or
-// non-blocking system call.
+// Writers are preferred: a writer announces itself at once, new readers step back until it
+// is done, and it goes in when the readers already inside have left. A busy data path
+// (holds around every payload system call, on several threads) therefore cannot keep
+// dat_lmr_free waiting: a writer that had to find the count at zero by chance could wait
+// without bound. The price: shared holds must not nest (a second hold on a thread that
+// already holds one would wait for a writer that waits for the first). None do: every
+// hold is one leaf scope around a check and a copy or a non-blocking system call.
+// Writers wait by yielding; a hold lasts one bounded copy or system call.
 #pragma once
 
 #include <atomic>
@@ -26,7 +29,7 @@ class RevocationLock {
     void lock_shared() noexcept {
         for (;;) {
             if (!(state_.fetch_add(kReader, std::memory_order_acquire) & kWriter)) return;
-            // A writer is inside: step back until it leaves.
+            // A writer is waiting or inside: step back until it leaves.
             state_.fetch_sub(kReader, std::memory_order_relaxed);
             while (state_.load(std::memory_order_relaxed) & kWriter) std::this_thread::yield();
         }
@@ -35,10 +38,11 @@ class RevocationLock {
 
     void lock() noexcept {
         writers_.lock();
-        for (std::uint32_t idle = 0; !state_.compare_exchange_weak(
-                 idle, kWriter, std::memory_order_acquire, std::memory_order_relaxed);
-             idle = 0)
-            std::this_thread::yield();
+        // From here on readers step back; wait for those inside (and those stepping back)
+        // to leave. Every change to the word is a read-modify-write, so this acquire load
+        // sees each departing reader's release.
+        state_.fetch_or(kWriter, std::memory_order_acquire);
+        while (state_.load(std::memory_order_acquire) != kWriter) std::this_thread::yield();
     }
     void unlock() noexcept {
         // Not a store of 0: readers stepping back may have their count in the word.
@@ -49,7 +53,8 @@ class RevocationLock {
   private:
     static constexpr std::uint32_t kWriter = 1;
     static constexpr std::uint32_t kReader = 2;
-    // kWriter while a writer is inside; kReader times the readers inside (or stepping back).
+    // kWriter while a writer waits or is inside; kReader times the readers inside (or
+    // stepping back).
     std::atomic<std::uint32_t> state_{0};
     std::mutex writers_;  // one writer at a time
 };
