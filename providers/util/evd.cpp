@@ -336,11 +336,14 @@ DAT_RETURN Evd::set_cno(Cno *cno) noexcept {
     {
         std::lock_guard lk(mu_);
         from = cno_;
-        if (cno_ != nullptr) cno_->users.fetch_sub(1);
         cno_ = cno;
         if (cno_ != nullptr) cno_->users.fetch_add(1);
     }
     if (backend_ != nullptr && from != cno) backend_->cno_changed(from, cno);
+    // The old CNO counts this EVD as a user until the backend has let go of it too (the
+    // verbs completion watcher triggers CNOs on its own thread): only then may
+    // dat_cno_free, which checks users, free it.
+    if (from != nullptr) from->users.fetch_sub(1);
     return DAT_SUCCESS;
 }
 

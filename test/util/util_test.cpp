@@ -250,7 +250,9 @@ TEST(UtilEvd, BatchPostsInOrderAndWakesAfterTheLock) {
     {
         Evd::Batch batch(&with_cno);
         for (int i = 0; i < 3; ++i) ASSERT_TRUE(batch.add(cookie_event(i), false));
+        EXPECT_EQ(cno.triggering.load(), 3) << "each trigger owed is counted";
     }
+    EXPECT_EQ(cno.triggering.load(), 0) << "the batch paid what it owed (dat_cno_free waits)";
     DAT_EVD_HANDLE which = nullptr;
     ASSERT_EQ(cno.wait(1000000, &which), DAT_SUCCESS);
     EXPECT_EQ(which, &with_cno);

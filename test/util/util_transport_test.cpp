@@ -9,14 +9,17 @@
 #include <dat2/udat.h>
 #include <dat2/dat_registry.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "util/deferred_free.hpp"
+#include "util/evd.hpp"
 #include "util/objects.hpp"
 #include "util/provider_table.hpp"
 
@@ -383,6 +386,53 @@ TEST(UtilEpModify, EvdChangesGoThroughTheTransport) {
         EXPECT_EQ(t->pz_free_func(o.pz), DAT_SUCCESS);
         EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
     }
+}
+
+// dat_cno_free through the provider table right after dat_evd_modify_cno detached the CNO,
+// while another thread posts events on the EVD (each triggers the CNO after the EVD's lock
+// is released): cno_free waits for a trigger still under way. Without that wait TSan
+// reports a data race between the trigger and the CNO's destructor here (ASan cannot: a
+// handle's memory stays in the never-reused handle arena).
+TEST(UtilCno, FreeRightAfterDetachWhileEventsArrive) {
+    Instance bare("util-cno-bare", "65536 16", &make_bare);
+    const DAT_PROVIDER *t = bare.table;
+    DAT_IA_HANDLE ia = bare.open();
+    DAT_EVD_HANDLE evd_h = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->evd_create_func(ia, 64, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd_h),
+              DAT_SUCCESS);
+    auto *evd = static_cast<Evd *>(evd_h);
+    std::atomic<bool> stop{false};
+    std::thread poster([&] {
+        DAT_EVENT e{}, out{};
+        e.event_number = DAT_SOFTWARE_EVENT;
+        while (!stop.load(std::memory_order_relaxed)) {
+            evd->post(e);
+            t->evd_dequeue_func(evd_h, &out);
+        }
+    });
+    struct Join {  // an ASSERT below must not leave the thread running
+        std::atomic<bool> &stop;
+        std::thread &th;
+        ~Join() {
+            stop = true;
+            if (th.joinable()) th.join();
+        }
+    } join{stop, poster};
+    for (int round = 0; round < 1000; ++round) {
+        DAT_CNO_HANDLE cno = DAT_HANDLE_NULL;
+        ASSERT_EQ(t->cno_create_func(ia, DAT_OS_WAIT_PROXY_AGENT{nullptr, nullptr}, &cno),
+                  DAT_SUCCESS);
+        ASSERT_EQ(t->evd_modify_cno_func(evd_h, cno), DAT_SUCCESS);
+        DAT_EVD_HANDLE which = DAT_HANDLE_NULL;
+        ASSERT_EQ(t->cno_wait_func(cno, 1000000, &which), DAT_SUCCESS) << "round " << round;
+        EXPECT_EQ(which, evd_h);
+        ASSERT_EQ(t->evd_modify_cno_func(evd_h, DAT_HANDLE_NULL), DAT_SUCCESS);
+        ASSERT_EQ(t->cno_free_func(cno), DAT_SUCCESS) << "round " << round;
+    }
+    stop = true;
+    poster.join();
+    EXPECT_EQ(t->evd_free_func(evd_h), DAT_SUCCESS);
+    EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
 }
 
 // The sync calls succeed on util's coherent memory; completion_flags_supported is what the
