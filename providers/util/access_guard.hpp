@@ -20,7 +20,6 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <shared_mutex>  // std::shared_lock
 
 #include "util/memory.hpp"

@@ -61,9 +61,7 @@ bool Evd::post_locked(const DAT_EVENT &ev, bool solicited, bool *wake_inline,
             *wake_inline = *wake_inline || inline_tid_ != std::this_thread::get_id();
         }
     } else if (enabled_ && cno_ != nullptr) {
-        // Counted under our lock: dat_cno_free waits for the trigger we owe it (a
-        // dat_evd_modify_cno right after our unlock must not let it free the CNO first).
-        cno_->triggering.fetch_add(1, std::memory_order_relaxed);
+        cno_->owe_trigger();  // under our lock: see Cno::triggering
         *notify = cno_;
     }
     return true;
@@ -77,10 +75,7 @@ bool Evd::post(const DAT_EVENT &ev, bool solicited) noexcept {
         if (!post_locked(ev, solicited, &wake_inline, &notify)) return false;
     }
     if (wake_inline) progress_->wait_inline_wake();
-    if (notify != nullptr) {
-        notify->trigger(this);
-        notify->triggering.fetch_sub(1, std::memory_order_release);
-    }
+    if (notify != nullptr) notify->pay_triggers(this, 1);
     if (backend_ != nullptr) backend_->ring_posted();
     return true;
 }
@@ -90,24 +85,22 @@ bool Evd::Batch::add(const DAT_EVENT &ev, bool solicited) noexcept {
     Cno *notify = nullptr;
     if (!evd_->post_locked(ev, solicited, &wake_inline_, &notify)) return false;
     posted_ = true;
-    if (notify != nullptr) ++triggers_;
+    if (notify != nullptr) {
+        cno_ = notify;  // the same CNO for the whole batch: our lock is held throughout
+        ++triggers_;
+    }
     return true;
 }
 
 void Evd::Batch::finish() noexcept {
-    // The CNO is read under the lock (dat_evd_modify_cno may change it) and triggered
-    // after it, as post() does.
-    Cno *cno = triggers_ > 0 ? evd_->cno_ : nullptr;
+    // The CNO is triggered after the unlock, as post() does.
     if (lk_.owns_lock()) lk_.unlock();
     if (wake_inline_) evd_->progress_->wait_inline_wake();
-    if (cno != nullptr) {
-        const int owed = triggers_;  // each counted in cno->triggering by post_locked
-        for (; triggers_ > 0; --triggers_) cno->trigger(evd_);
-        cno->triggering.fetch_sub(owed, std::memory_order_release);
-    }
+    if (cno_ != nullptr) cno_->pay_triggers(evd_, triggers_);
     if (posted_ && evd_->backend_ != nullptr) evd_->backend_->ring_posted();
     wake_inline_ = false;
     posted_ = false;
+    cno_ = nullptr;
     triggers_ = 0;
 }
 
@@ -382,6 +375,11 @@ Cno::Cno(const DAT_PROVIDER *p, Ia *ia, DAT_OS_WAIT_PROXY_AGENT agent)
 Cno::~Cno() {
     if (calls_ != nullptr) calls_->stop();
     if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void Cno::pay_triggers(Evd *evd, int n) noexcept {
+    for (int i = 0; i < n; ++i) trigger(evd);
+    triggering.fetch_sub(n, std::memory_order_release);
 }
 
 void Cno::wait_triggers() const noexcept {

@@ -81,7 +81,8 @@ struct Evd : Header {
       private:
         Evd *evd_;
         std::unique_lock<std::mutex> lk_;
-        int triggers_ = 0;  // CNO triggers owed: one per event, as post() does
+        Cno *cno_ = nullptr;  // the CNO the triggers are owed to
+        int triggers_ = 0;    // CNO triggers owed: one per event, as post() does
         bool wake_inline_ = false;
         bool posted_ = false;
     };
@@ -189,9 +190,12 @@ struct Cno : Header {
     std::atomic<int> users{0};  // attached EVDs
     // Triggers under way: an EVD picks its CNO under its own lock and triggers it after
     // the unlock (trigger may queue an agent call), so dat_evd_modify_cno can detach the
-    // CNO in between. dat_cno_free calls wait_triggers() once no EVD names the CNO
-    // (users == 0, so none can start), then frees it.
+    // CNO in between. The EVD owes the trigger under its lock (owe_trigger) and pays it
+    // after (pay_triggers: trigger, then settle); dat_cno_free calls wait_triggers() once
+    // no EVD names the CNO (users == 0, so no debt can start), then frees it.
     std::atomic<int> triggering{0};
+    void owe_trigger() noexcept { triggering.fetch_add(1, std::memory_order_relaxed); }
+    void pay_triggers(Evd *evd, int n) noexcept;
     void wait_triggers() const noexcept;
 
   private:

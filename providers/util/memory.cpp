@@ -16,7 +16,7 @@ std::uint32_t random_key() noexcept {
 }
 }  // namespace
 
-DAT_RETURN MemTable::add(KeyKind kind, const MemRange &range, std::uint32_t *key) {
+DAT_RETURN MemTable::add(KeyKind kind, const MemRange &range, std::uint32_t *key) noexcept {
     std::unique_lock lk(mu_);
     auto &map = kind == KeyKind::Lmr ? lmr_ : rmr_;
     for (;;) {

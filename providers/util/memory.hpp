@@ -31,7 +31,8 @@ enum class KeyKind { Lmr, Rmr };
 class MemTable {
   public:
     // Allocates a fresh key not in use (of either kind) and records `range` under it.
-    DAT_RETURN add(KeyKind kind, const MemRange &range, std::uint32_t *key);
+    // DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_MEMORY when the table cannot grow.
+    DAT_RETURN add(KeyKind kind, const MemRange &range, std::uint32_t *key) noexcept;
     void remove(KeyKind kind, std::uint32_t key) noexcept;
 
     // The access check. Returns DAT_DTO_SUCCESS or the DTO status to report:

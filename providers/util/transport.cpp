@@ -4,8 +4,6 @@
 // of these runs (see transport.hpp).
 #include "util/transport.hpp"
 
-#include <new>
-
 #include "util/mem_probe.hpp"
 #include "util/objects.hpp"
 
@@ -17,15 +15,10 @@ DAT_RETURN Transport::lmr_register(Lmr *lmr) noexcept {
     if (DAT_RETURN rc = probe_registration(lmr->range.addr, lmr->range.len, lmr->range.priv);
         rc != DAT_SUCCESS)
         return rc;
-    try {
-        DAT_RETURN rc = ia->mem.add(KeyKind::Lmr, lmr->range, &lmr->lmr_context);
-        if (rc == DAT_SUCCESS) rc = ia->mem.add(KeyKind::Rmr, lmr->range, &lmr->rmr_context);
-        if (rc != DAT_SUCCESS) throw std::bad_alloc();
-    } catch (...) {
-        ia->mem.remove(KeyKind::Lmr, lmr->lmr_context);
-        return kNoMemory;
-    }
-    return DAT_SUCCESS;
+    DAT_RETURN rc = ia->mem.add(KeyKind::Lmr, lmr->range, &lmr->lmr_context);
+    if (rc == DAT_SUCCESS) rc = ia->mem.add(KeyKind::Rmr, lmr->range, &lmr->rmr_context);
+    if (rc != DAT_SUCCESS) ia->mem.remove(KeyKind::Lmr, lmr->lmr_context);  // 0: no-op
+    return rc;
 }
 
 void Transport::lmr_deregister(Lmr *lmr) noexcept {
@@ -53,11 +46,7 @@ DAT_RETURN Transport::rmr_bind(Rmr *rmr, Lmr *lmr, const DAT_LMR_TRIPLET *t,
                    rmr->pz};
         r.ep = ep;  // RMR scope: the window answers only on this EP's connection
         std::uint32_t key = 0;
-        try {
-            if (ia->mem.add(KeyKind::Rmr, r, &key) != DAT_SUCCESS) return kNoMemory;
-        } catch (...) {
-            return kNoMemory;
-        }
+        if (DAT_RETURN rc = ia->mem.add(KeyKind::Rmr, r, &key); rc != DAT_SUCCESS) return rc;
         rmr->rmr_context = key;
         rmr->triplet = *t;
         rmr->priv = priv;
