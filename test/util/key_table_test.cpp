@@ -119,7 +119,15 @@ TEST(UtilKeyMap, MatchesAModelUnderChurn) {
 TEST(UtilRevocationLock, WriterWaitsForEverySharedHold) {
     RevocationLock lk;
     lk.lock_shared();
-    lk.lock_shared();  // a second reader
+    // A second reader, on its own thread (holds must not nest on one thread).
+    std::atomic<bool> second_in{false}, second_leave{false};
+    std::thread second([&] {
+        lk.lock_shared();
+        second_in = true;
+        while (!second_leave.load()) std::this_thread::sleep_for(1ms);
+        lk.unlock_shared();
+    });
+    while (!second_in.load()) std::this_thread::sleep_for(1ms);
     std::atomic<bool> in{false};
     std::thread writer([&] {
         std::unique_lock w(lk);
@@ -130,10 +138,44 @@ TEST(UtilRevocationLock, WriterWaitsForEverySharedHold) {
     lk.unlock_shared();
     std::this_thread::sleep_for(50ms);
     EXPECT_FALSE(in.load()) << "the writer got in past one shared hold";
-    lk.unlock_shared();
+    second_leave = true;
+    second.join();
     writer.join();
     EXPECT_TRUE(in.load());
 }
+
+#ifdef OPENDAT_DEBUG_CHECKS
+// The rule the writer preference costs (util/revocation_lock.hpp): a second hold on a
+// thread that has a shared one would deadlock as soon as a writer waits between the two.
+// Debug builds (OPENDAT_DEBUG_CHECKS) stop it at once, with the reason, whether or not a
+// writer is around.
+TEST(UtilRevocationLockDeathTest, ANestedHoldAbortsInDebugBuilds) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            RevocationLock lk;
+            lk.lock_shared();
+            lk.lock_shared();
+        },
+        "a shared hold taken while this thread has a shared hold: holds must not nest");
+    EXPECT_DEATH(
+        {
+            RevocationLock a;
+            RevocationLock b;  // another IA's table counts too
+            a.lock_shared();
+            b.lock();
+        },
+        "the exclusive lock taken while this thread has a shared hold");
+    // After the hold ends, both are fine again.
+    RevocationLock lk;
+    lk.lock_shared();
+    lk.unlock_shared();
+    lk.lock_shared();
+    lk.unlock_shared();
+    lk.lock();
+    lk.unlock();
+}
+#endif
 
 // Writers are preferred: once a writer waits, a new shared hold waits for it to finish,
 // so readers that keep overlapping cannot starve it.
