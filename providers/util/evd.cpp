@@ -10,6 +10,7 @@
 
 #include "trace/trace.hpp"
 #include "util/objects.hpp"  // Transport
+#include "util/revocation_lock.hpp"
 
 namespace opendat::util {
 
@@ -37,6 +38,7 @@ Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cn
 
 bool Evd::post_locked(const DAT_EVENT &ev, bool solicited, bool *wake_inline,
                       Cno **notify) noexcept {
+    RevocationLock::assert_not_held("an event posted");  // Debug builds only
     if (count_ == ring_.size()) {
         DAPL_TRC(trace::kError, "evd", "EVD %p overflow, event 0x%x dropped",
                  static_cast<void *>(this), ev.event_number);

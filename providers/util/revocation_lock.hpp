@@ -21,6 +21,8 @@
 // it has a shared hold on one aborts at once with a message. Otherwise a nested hold passes
 // every test and deadlocks only when a writer happens to come in between. (Counted per
 // thread over all locks: stricter than needed, and no code holds two IAs' tables at once.)
+// The same count enforces the barrier's other rule (util/access_guard.hpp): no hold across
+// posting an event, whose CNO agent or waiter may free the memory (assert_not_held).
 #pragma once
 
 #include <atomic>
@@ -37,7 +39,7 @@ namespace opendat::util {
 class RevocationLock {
   public:
     void lock_shared() noexcept {
-        not_nested("a shared hold");
+        not_nested("a shared hold taken");
 #ifdef OPENDAT_DEBUG_CHECKS
         ++shared_held_;
 #endif
@@ -55,8 +57,16 @@ class RevocationLock {
 #endif
     }
 
+    // Debug builds: aborts when this thread has a shared hold, naming `what` it was about
+    // to do that must not happen under one.
+    static void assert_not_held(const char *what) noexcept {
+        fail_if_held(what,
+                     "no hold across a call that may reach the application "
+                     "(util/access_guard.hpp)");
+    }
+
     void lock() noexcept {
-        not_nested("the exclusive lock");
+        not_nested("the exclusive lock taken");
         writers_.lock();
         // From here on readers step back; wait for those inside (and those stepping back)
         // to leave. Every change to the word is a read-modify-write, so this acquire load
@@ -76,17 +86,19 @@ class RevocationLock {
     // dlopen'ed provider (a few bytes of glibc's reserve), because LeakSanitizer's exit
     // scan crashes on a dynamic TLS block left by a provider that was unloaded.
     __attribute__((tls_model("initial-exec"))) static inline thread_local int shared_held_ = 0;
-    static void not_nested(const char *what) noexcept {
+    static void fail_if_held(const char *what, const char *rule) noexcept {
         if (shared_held_ == 0) return;
         std::fprintf(stderr,
-                     "opendat: RevocationLock: %s taken while this thread has a shared hold: "
-                     "holds must not nest (util/revocation_lock.hpp)\n",
-                     what);
+                     "opendat: RevocationLock: %s while this thread has a shared hold: %s\n", what,
+                     rule);
         std::abort();
     }
 #else
-    static void not_nested(const char *) noexcept {}
+    static void fail_if_held(const char *, const char *) noexcept {}
 #endif
+    static void not_nested(const char *what) noexcept {
+        fail_if_held(what, "holds must not nest (util/revocation_lock.hpp)");
+    }
     static constexpr std::uint32_t kWriter = 1;
     static constexpr std::uint32_t kReader = 2;
     // kWriter while a writer waits or is inside; kReader times the readers inside (or

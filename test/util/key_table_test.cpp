@@ -148,8 +148,8 @@ TEST(UtilRevocationLock, WriterWaitsForEverySharedHold) {
 // The rule the writer preference costs (util/revocation_lock.hpp): a second hold on a
 // thread that has a shared one would deadlock as soon as a writer waits between the two.
 // Debug builds (OPENDAT_DEBUG_CHECKS) stop it at once, with the reason, whether or not a
-// writer is around.
-TEST(UtilRevocationLockDeathTest, ANestedHoldAbortsInDebugBuilds) {
+// writer is around; and an event posted under a hold (its CNO agent may free the memory).
+TEST(UtilRevocationLockDeathTest, BrokenHoldRulesAbortInDebugBuilds) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_DEATH(
         {
@@ -158,6 +158,14 @@ TEST(UtilRevocationLockDeathTest, ANestedHoldAbortsInDebugBuilds) {
             lk.lock_shared();
         },
         "a shared hold taken while this thread has a shared hold: holds must not nest");
+    EXPECT_DEATH(
+        {
+            RevocationLock lk;
+            lk.lock_shared();
+            RevocationLock::assert_not_held("an event posted");
+        },
+        "an event posted while this thread has a shared hold: no hold across a call that may "
+        "reach the application");
     EXPECT_DEATH(
         {
             RevocationLock a;
@@ -174,6 +182,7 @@ TEST(UtilRevocationLockDeathTest, ANestedHoldAbortsInDebugBuilds) {
     lk.unlock_shared();
     lk.lock();
     lk.unlock();
+    RevocationLock::assert_not_held("an event posted");
 }
 #endif
 
