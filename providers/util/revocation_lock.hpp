@@ -40,9 +40,7 @@ class RevocationLock {
   public:
     void lock_shared() noexcept {
         not_nested("a shared hold taken");
-#ifdef OPENDAT_DEBUG_CHECKS
-        ++shared_held_;
-#endif
+        count_shared(+1);
         for (;;) {
             if (!(state_.fetch_add(kReader, std::memory_order_acquire) & kWriter)) return;
             // A writer is waiting or inside: step back until it leaves.
@@ -52,9 +50,7 @@ class RevocationLock {
     }
     void unlock_shared() noexcept {
         state_.fetch_sub(kReader, std::memory_order_release);
-#ifdef OPENDAT_DEBUG_CHECKS
-        --shared_held_;
-#endif
+        count_shared(-1);
     }
 
     // Debug builds: aborts when this thread has a shared hold, naming `what` it was about
@@ -86,6 +82,9 @@ class RevocationLock {
     // dlopen'ed provider (a few bytes of glibc's reserve), because LeakSanitizer's exit
     // scan crashes on a dynamic TLS block left by a provider that was unloaded.
     __attribute__((tls_model("initial-exec"))) static inline thread_local int shared_held_ = 0;
+    static void count_shared(int delta) noexcept {
+        shared_held_ += delta;
+    }
     static void fail_if_held(const char *what, const char *rule) noexcept {
         if (shared_held_ == 0) return;
         std::fprintf(stderr,
@@ -94,6 +93,7 @@ class RevocationLock {
         std::abort();
     }
 #else
+    static void count_shared(int) noexcept {}
     static void fail_if_held(const char *, const char *) noexcept {}
 #endif
     static void not_nested(const char *what) noexcept {

@@ -15,10 +15,15 @@ DAT_RETURN Transport::lmr_register(Lmr *lmr) noexcept {
     if (DAT_RETURN rc = probe_registration(lmr->range.addr, lmr->range.len, lmr->range.priv);
         rc != DAT_SUCCESS)
         return rc;
-    DAT_RETURN rc = ia->mem.add(KeyKind::Lmr, lmr->range, &lmr->lmr_context);
-    if (rc == DAT_SUCCESS) rc = ia->mem.add(KeyKind::Rmr, lmr->range, &lmr->rmr_context);
-    if (rc != DAT_SUCCESS) ia->mem.remove(KeyKind::Lmr, lmr->lmr_context);  // 0: no-op
-    return rc;
+    if (DAT_RETURN rc = ia->mem.add(KeyKind::Lmr, lmr->range, &lmr->lmr_context); rc != DAT_SUCCESS)
+        return rc;
+    if (DAT_RETURN rc = ia->mem.add(KeyKind::Rmr, lmr->range, &lmr->rmr_context);
+        rc != DAT_SUCCESS) {
+        ia->mem.remove(KeyKind::Lmr, lmr->lmr_context);
+        lmr->lmr_context = 0;  // no key left behind that names this LMR
+        return rc;
+    }
+    return DAT_SUCCESS;
 }
 
 void Transport::lmr_deregister(Lmr *lmr) noexcept {

@@ -1,10 +1,10 @@
 // The memory-key table's parts: KeyMap (flat open addressing, erase by backward shift)
 // against std::unordered_map as the model, and RevocationLock's promises (a writer waits
 // for every shared hold; a waiting writer goes before new readers, so it is not starved).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <algorithm>
 #include <mutex>
 #include <random>
 #include <shared_mutex>
