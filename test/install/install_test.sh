@@ -3,6 +3,8 @@
 # twice (find_package(DAT2) and pkg-config dat2) and runs both with the installed dat.conf.
 #   install_test.sh <build dir> <source dir of the consumer> <scratch dir>
 set -euo pipefail
+# Output is matched with grep <<<"$out", not echo "$out" | grep -q: grep -q exits at the first
+# match, echo then dies of SIGPIPE, and pipefail turned a found line into a failure.
 build="$1"; consumer_src="$2"; scratch="$3"
 rm -rf "$scratch"; mkdir -p "$scratch"
 prefix="$scratch/prefix"
@@ -30,14 +32,14 @@ PKG_CONFIG_PATH="$libdir/pkgconfig" cc -Wall -Werror -o "$scratch/consumer_pc" \
 for exe in "$scratch/cmake-build/consumer_cmake" "$scratch/consumer_pc"; do
   out=$(LD_LIBRARY_PATH="$libdir" DAT_OVERRIDE="$conf" "$exe")
   echo "$out"
-  echo "$out" | grep -q '^list_providers: DAT_SUCCESS' || { echo "FAIL: $exe"; exit 1; }
+  grep -q '^list_providers: DAT_SUCCESS' <<<"$out" || { echo "FAIL: $exe"; exit 1; }
   expected=$(awk '!/^#/ && NF && $2 ~ /^u/ && $4 ~ /^default/' "$conf" | wc -l)
   got=$(echo "$out" | grep -c '^entry ' || true)
   [ "$got" -eq "$expected" ] || { echo "FAIL: $exe listed $got entries, dat.conf has $expected"; exit 1; }
 done
 # Without DAT_OVERRIDE the relocated installation must find its own dat.conf.
 trace=$(LD_LIBRARY_PATH="$libdir" DAT_TRACE_LEVEL=3 "$scratch/consumer_pc" 2>&1 >/dev/null)
-echo "$trace" | grep -q "using config file $conf (installed (relocated))" ||
+grep -q "using config file $conf (installed (relocated))" <<<"$trace" ||
   { echo "FAIL: the installed libdat2 did not choose $conf:"; echo "$trace"; exit 1; }
 
 # datinfo from the prefix, no DAT_OVERRIDE and no LD_LIBRARY_PATH: its RUNPATH finds the
@@ -48,7 +50,7 @@ out=$(env -u DAT_OVERRIDE -u LD_LIBRARY_PATH "$prefix/bin/datinfo" -P ofa-v2-tcp
 echo "$out"
 for want in "file: $conf" "reason: installed (relocated)" "status: ok" \
             "library: $libdir/opendat/libopendat-tcp.so" "vendor_extension: 1.0"; do
-  echo "$out" | grep -qF "$want" || { echo "FAIL: installed datinfo: no '$want'"; exit 1; }
+  grep -qF "$want" <<<"$out" || { echo "FAIL: installed datinfo: no '$want'"; exit 1; }
 done
 out=$(env -u DAT_OVERRIDE -u LD_LIBRARY_PATH "$prefix/bin/datinfo")
 tcp_entries=$(grep -c 'libopendat-tcp.so' "$conf")
@@ -91,7 +93,7 @@ printf 'example u2.0 nonthreadsafe default %s example.1.0 "installed-example" ""
   "$scratch/samples-build/example_provider/libopendat-example.so" >"$scratch/example.conf"
 out=$(DAT_OVERRIDE="$scratch/example.conf" "$prefix/bin/datinfo" -P example) ||
   { echo "$out"; echo "FAIL: datinfo -P example"; exit 1; }
-echo "$out" | grep -q "adapter_name: installed-example" || { echo "$out"; echo "FAIL: example provider"; exit 1; }
+grep -q "adapter_name: installed-example" <<<"$out" || { echo "$out"; echo "FAIL: example provider"; exit 1; }
 
 # pkg-config must describe this prefix, not the one configured: otherwise the one-liners
 # silently build against whatever is installed there (on Debian: libdapl-dev's headers and

@@ -96,7 +96,7 @@ if [ ${#no[@]} -eq 0 ]; then
   fi
 
   if command -v qemu-system-x86_64 >/dev/null 2>&1 &&
-     ! qemu-system-x86_64 -device help 2>/dev/null | grep -q virtio-9p; then
+     ! grep -q virtio-9p <<<"$(qemu-system-x86_64 -device help 2>/dev/null)"; then
     no+=("this qemu-system-x86_64 has no virtio-9p (virtfs) support")
   fi
 fi
