@@ -71,6 +71,7 @@ void TcpEp::access_revoked(bool receiving) noexcept {
             ++rq_head_;
             util::post_dto(ep->recv_evd, ep, r.cookie, DAT_DTO_ERR_LOCAL_PROTECTION, 0,
                            DAT_DTO_RECEIVE);
+            srq_recvs_done(1);  // an SRQ's receive: completed, so no longer taken
         } else if (rx_.done == RxState::Done::ReadResp) {
             sq_[rx_.wr % sq_.size()].status = DAT_DTO_ERR_LOCAL_PROTECTION;
         }

@@ -1,0 +1,153 @@
+// A hostile peer on a raw socket against one DAT process (the wire review, branch
+// review-wire): cases the attack suite (attack_test.cpp) and the wire suites do not cover.
+// Each case is one process: the DAT side through the API, the peer on a raw socket
+// speaking providers/tcp/wire.hpp.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <dat2/dat_ib_extensions.h>
+
+#include "dat_fixture.hpp"
+#include "tcp/wire.hpp"
+
+using namespace dattest;
+using namespace opendat::tcp;
+using namespace std::chrono_literals;
+
+namespace {
+
+bool write_all(int fd, const void *p, std::size_t n) {
+    const auto *c = static_cast<const char *>(p);
+    while (n > 0) {
+        ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
+        if (k <= 0) return false;
+        c += k;
+        n -= static_cast<std::size_t>(k);
+    }
+    return true;
+}
+
+bool read_all(int fd, void *p, std::size_t n) {
+    auto *b = static_cast<unsigned char *>(p);
+    while (n > 0) {
+        ssize_t r = recv(fd, b, n, 0);
+        if (r <= 0) return false;
+        b += r;
+        n -= static_cast<std::size_t>(r);
+    }
+    return true;
+}
+
+// A raw peer connected to `s`'s listener, accepted on `ep`; it announces `version` and the
+// capability bits `caps`. Returns the socket (the CONN_ACC already read).
+int raw_peer(Node &s, DAT_EP_HANDLE ep, DAT_CONN_QUAL qual, std::uint8_t version = 1,
+             std::uint32_t caps = 0) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(static_cast<std::uint16_t>(qual));
+    sin.sin_addr = own_address();
+    if (::connect(fd, reinterpret_cast<sockaddr *>(&sin), sizeof sin) != 0) {
+        close(fd);
+        return -1;
+    }
+    FrameHeader req = make_handshake(kConnReq, 0, WireTerms{version, caps});
+    if (!write_all(fd, &req, sizeof req)) {
+        close(fd);
+        return -1;
+    }
+    DAT_EVENT ev;
+    if (s.next(s.cr_evd, &ev) != DAT_SUCCESS || ev.event_number != DAT_CONNECTION_REQUEST_EVENT ||
+        dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, ep, 0, nullptr) !=
+            DAT_SUCCESS ||
+        s.next(s.conn_evd, &ev) != DAT_SUCCESS ||
+        ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED) {
+        close(fd);
+        return -1;
+    }
+    FrameHeader acc{};
+    if (!read_all(fd, &acc, sizeof acc) || acc.op != kConnAcc) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+DAT_SRQ_PARAM srq_param(DAT_SRQ_HANDLE srq) {
+    DAT_SRQ_PARAM p{};
+    EXPECT_EQ(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &p), DAT_SUCCESS);
+    return p;
+}
+
+}  // namespace
+
+// The application frees the LMR of a receive posted to an SRQ; a SEND then takes that
+// receive, which completes in error (the buffer is never written) and the connection
+// breaks. The receive was handed back: the SRQ reports nothing outstanding afterwards, and
+// can be resized down to what it holds.
+TEST(HostilePeer, RevokedSrqReceiveIsGivenBack) {
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    DAT_SRQ_ATTR a{4, 1, 0};
+    DAT_SRQ_HANDLE srq = DAT_HANDLE_NULL;
+    ASSERT_EQ(dat_srq_create(s.ia, s.pz, &a, &srq), DAT_SUCCESS);
+    ASSERT_EQ(
+        dat_ep_create_with_srq(s.ia, s.pz, s.recv_evd, s.req_evd, s.conn_evd, srq, nullptr, &s.ep),
+        DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    int fd = raw_peer(s, s.ep, qual);
+    ASSERT_GE(fd, 0);
+
+    std::vector<unsigned char> mem(256, 0x11);
+    DAT_REGION_DESCRIPTION region;
+    region.for_va = mem.data();
+    DAT_LMR_HANDLE lmr = DAT_HANDLE_NULL;
+    DAT_LMR_CONTEXT lctx = 0;
+    DAT_RMR_CONTEXT rctx = 0;
+    DAT_VLEN rl = 0;
+    DAT_VADDR ra = 0;
+    ASSERT_EQ(dat_lmr_create(s.ia, DAT_MEM_TYPE_VIRTUAL, region, mem.size(), s.pz,
+                             DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &lmr, &lctx, &rctx, &rl, &ra),
+              DAT_SUCCESS);
+    DAT_LMR_TRIPLET t{};
+    t.lmr_context = lctx;
+    t.virtual_address = reinterpret_cast<std::uintptr_t>(mem.data());
+    t.segment_length = mem.size();
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = 9;
+    ASSERT_EQ(dat_srq_post_recv(srq, 1, &t, ck), DAT_SUCCESS);
+    EXPECT_EQ(srq_param(srq).outstanding_dto_count, 1);
+    ASSERT_EQ(dat_lmr_free(lmr), DAT_SUCCESS);
+
+    FrameHeader h = make_header(kSend, 64, 1);
+    std::vector<unsigned char> payload(64, 0xEE);
+    ASSERT_TRUE(write_all(fd, &h, sizeof h));
+    ASSERT_TRUE(write_all(fd, payload.data(), payload.size()));
+
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_DTO_COMPLETION_EVENT);
+    EXPECT_NE(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
+    for (unsigned char c : mem) ASSERT_EQ(c, 0x11);
+
+    DAT_SRQ_PARAM p = srq_param(srq);
+    EXPECT_EQ(p.available_dto_count, 0);
+    EXPECT_EQ(p.outstanding_dto_count, 0) << "the completed receive is still counted as taken";
+    EXPECT_EQ(dat_srq_resize(srq, 1), DAT_SUCCESS);
+    close(fd);
+    dat_ep_free(s.ep);
+    s.ep = DAT_HANDLE_NULL;
+    EXPECT_EQ(dat_srq_free(srq), DAT_SUCCESS);
+}
