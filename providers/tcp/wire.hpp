@@ -111,8 +111,11 @@ struct WireTerms {
     std::uint32_t caps = 0;
 };
 
+// Version 1 has no capabilities: a peer that announces version 1 with capability bits gets
+// none (its frames could not carry them, e.g. ATOMIC_REQ's header extension).
 inline WireTerms agree(WireTerms a, WireTerms b) noexcept {
-    return {a.version < b.version ? a.version : b.version, a.caps & b.caps};
+    const std::uint8_t v = a.version < b.version ? a.version : b.version;
+    return {v, v >= 2 ? a.caps & b.caps : 0u};
 }
 
 // A header in version-1 framing: handshake frames, and every frame of a version-1

@@ -151,3 +151,99 @@ TEST(HostilePeer, RevokedSrqReceiveIsGivenBack) {
     s.ep = DAT_HANDLE_NULL;
     EXPECT_EQ(dat_srq_free(srq), DAT_SUCCESS);
 }
+
+// WRITE_IMM on an SRQ endpoint while the SRQ is empty: the endpoint waits (as for a SEND)
+// and completes the write with its immediate data once a receive is posted.
+TEST(HostilePeer, WriteImmOnEmptySrqWaitsForAReceive) {
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    DAT_SRQ_ATTR a{4, 1, 0};
+    DAT_SRQ_HANDLE srq = DAT_HANDLE_NULL;
+    ASSERT_EQ(dat_srq_create(s.ia, s.pz, &a, &srq), DAT_SUCCESS);
+    ASSERT_EQ(
+        dat_ep_create_with_srq(s.ia, s.pz, s.recv_evd, s.req_evd, s.conn_evd, srq, nullptr, &s.ep),
+        DAT_SUCCESS);
+    Buffer target, rbuf;
+    ASSERT_EQ(s.reg(&target, 64), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&rbuf, 64), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    int fd = raw_peer(s, s.ep, qual, 2, kCapImmediate);
+    ASSERT_GE(fd, 0);
+    FrameHeader h = make_frame(2, kWriteImm, 16, 3);
+    h.addr = reinterpret_cast<std::uintptr_t>(target.mem.data());
+    h.rkey = target.rmr_ctx;
+    h.aux = 0xabcd1234;
+    unsigned char payload[16];
+    std::memset(payload, 0x5C, sizeof payload);
+    ASSERT_TRUE(write_all(fd, &h, sizeof h));
+    ASSERT_TRUE(write_all(fd, payload, sizeof payload));
+    DAT_EVENT ev;
+    EXPECT_EQ(DAT_GET_TYPE(s.next(s.recv_evd, &ev, 200'000)), DAT_TIMEOUT_EXPIRED);
+    DAT_LMR_TRIPLET t = rbuf.iov();
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = 4;
+    ASSERT_EQ(dat_srq_post_recv(srq, 1, &t, ck), DAT_SUCCESS);
+    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(static_cast<int>(ev.event_number), static_cast<int>(DAT_IB_DTO_EVENT));
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    sync_with_provider(s.ep);
+    EXPECT_EQ(target.mem[0], 0x5C);
+    EXPECT_EQ(target.mem[15], 0x5C);
+    close(fd);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    dat_ep_free(s.ep);
+    s.ep = DAT_HANDLE_NULL;
+    DAT_SRQ_PARAM p = srq_param(srq);
+    EXPECT_EQ(p.outstanding_dto_count, 0);
+    EXPECT_EQ(dat_srq_free(srq), DAT_SUCCESS);
+}
+
+// A peer that announces version 1 but also capability bits (version 1 has none,
+// docs/tcp-provider.md "Versions and growth"): the connection speaks version 1 without
+// capabilities. Extension posts are refused with DAT_MODEL_NOT_SUPPORTED, as for any
+// version-1 peer (the ATOMIC_REQ would need a header extension, which version 1 cannot
+// carry), and the peer's own WRITE_IMM is a protocol error.
+TEST(HostilePeer, Version1PeerClaimingCapabilitiesGetsNone) {
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    constexpr auto kAtomicPriv = static_cast<DAT_MEM_PRIV_FLAGS>(
+        static_cast<int>(DAT_MEM_PRIV_ALL_FLAG) | static_cast<int>(DAT_IB_MEM_PRIV_REMOTE_ATOMIC));
+    Buffer src, rbuf;
+    ASSERT_EQ(s.reg(&src, 64, kAtomicPriv), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&rbuf, 64), DAT_SUCCESS);
+    DAT_LMR_TRIPLET rl = rbuf.iov();
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = 1;
+    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &rl, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    int fd = raw_peer(s, s.ep, qual, 1, kCapsImplemented);
+    ASSERT_GE(fd, 0);
+    DAT_LMR_TRIPLET l = src.iov(0, 8);
+    DAT_RMR_TRIPLET r{};
+    r.virtual_address = 0x1000;
+    r.segment_length = 8;
+    r.rmr_context = 1;
+    EXPECT_EQ(
+        DAT_GET_TYPE(dat_ib_post_fetch_and_add(s.ep, 1, &l, ck, &r, DAT_COMPLETION_DEFAULT_FLAG)),
+        DAT_MODEL_NOT_SUPPORTED);
+    EXPECT_EQ(DAT_GET_TYPE(dat_ib_post_rdma_write_immed(s.ep, 1, &l, ck, &r, 7u,
+                                                        DAT_COMPLETION_DEFAULT_FLAG)),
+              DAT_MODEL_NOT_SUPPORTED);
+    // The peer's WRITE_IMM in version-1 framing: not an op of this connection.
+    FrameHeader h = make_header(kWriteImm, 8, 1);
+    h.addr = reinterpret_cast<std::uintptr_t>(src.mem.data());
+    h.rkey = src.rmr_ctx;
+    h.aux = 99;
+    unsigned char payload[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    write_all(fd, &h, sizeof h);
+    write_all(fd, payload, sizeof payload);
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
+    sync_with_provider(s.ep);
+    EXPECT_EQ(src.mem[0], 0) << "a version-1 peer's WRITE_IMM was executed";
+    close(fd);
+}
