@@ -1,5 +1,5 @@
-// A hostile peer on a raw socket against one DAT process (the wire review, branch
-// review-wire): cases the attack suite (attack_test.cpp) and the wire suites do not cover.
+// A hostile peer on a raw socket against one DAT process: cases the attack suite
+// (attack_test.cpp) and the wire suites do not cover.
 // Each case is one process: the DAT side through the API, the peer on a raw socket
 // speaking providers/tcp/wire.hpp.
 #include <arpa/inet.h>
@@ -17,6 +17,7 @@
 #include <dat2/dat_ib_extensions.h>
 
 #include "dat_fixture.hpp"
+#include "raw_peer.hpp"
 #include "tcp/wire.hpp"
 
 using namespace dattest;
@@ -25,43 +26,14 @@ using namespace std::chrono_literals;
 
 namespace {
 
-bool write_all(int fd, const void *p, std::size_t n) {
-    const auto *c = static_cast<const char *>(p);
-    while (n > 0) {
-        ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
-        if (k <= 0) return false;
-        c += k;
-        n -= static_cast<std::size_t>(k);
-    }
-    return true;
-}
-
-bool read_all(int fd, void *p, std::size_t n) {
-    auto *b = static_cast<unsigned char *>(p);
-    while (n > 0) {
-        ssize_t r = recv(fd, b, n, 0);
-        if (r <= 0) return false;
-        b += r;
-        n -= static_cast<std::size_t>(r);
-    }
-    return true;
-}
-
 // A raw peer connected to `s`'s listener, accepted on `ep`; it announces `version` and the
 // capability bits `caps`. Returns the socket (the CONN_ACC already read).
 int raw_peer(Node &s, DAT_EP_HANDLE ep, DAT_CONN_QUAL qual, std::uint8_t version = 1,
              std::uint32_t caps = 0) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in sin{};
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons(static_cast<std::uint16_t>(qual));
-    sin.sin_addr = own_address();
-    if (::connect(fd, reinterpret_cast<sockaddr *>(&sin), sizeof sin) != 0) {
-        close(fd);
-        return -1;
-    }
+    int fd = attack::connect_tcp(own_address(), static_cast<std::uint16_t>(qual));
+    if (fd < 0) return -1;
     FrameHeader req = make_handshake(kConnReq, 0, WireTerms{version, caps});
-    if (!write_all(fd, &req, sizeof req)) {
+    if (!attack::send_all(fd, &req, sizeof req)) {
         close(fd);
         return -1;
     }
@@ -75,7 +47,7 @@ int raw_peer(Node &s, DAT_EP_HANDLE ep, DAT_CONN_QUAL qual, std::uint8_t version
         return -1;
     }
     FrameHeader acc{};
-    if (!read_all(fd, &acc, sizeof acc) || acc.op != kConnAcc) {
+    if (!attack::recv_all(fd, &acc, sizeof acc) || acc.op != kConnAcc) {
         close(fd);
         return -1;
     }
@@ -131,8 +103,8 @@ TEST(HostilePeer, RevokedSrqReceiveIsGivenBack) {
 
     FrameHeader h = make_header(kSend, 64, 1);
     std::vector<unsigned char> payload(64, 0xEE);
-    ASSERT_TRUE(write_all(fd, &h, sizeof h));
-    ASSERT_TRUE(write_all(fd, payload.data(), payload.size()));
+    ASSERT_TRUE(attack::send_all(fd, &h, sizeof h));
+    ASSERT_TRUE(attack::send_all(fd, payload.data(), payload.size()));
 
     DAT_EVENT ev;
     ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
@@ -176,8 +148,8 @@ TEST(HostilePeer, WriteImmOnEmptySrqWaitsForAReceive) {
     h.aux = 0xabcd1234;
     unsigned char payload[16];
     std::memset(payload, 0x5C, sizeof payload);
-    ASSERT_TRUE(write_all(fd, &h, sizeof h));
-    ASSERT_TRUE(write_all(fd, payload, sizeof payload));
+    ASSERT_TRUE(attack::send_all(fd, &h, sizeof h));
+    ASSERT_TRUE(attack::send_all(fd, payload, sizeof payload));
     DAT_EVENT ev;
     EXPECT_EQ(DAT_GET_TYPE(s.next(s.recv_evd, &ev, 200'000)), DAT_TIMEOUT_EXPIRED);
     DAT_LMR_TRIPLET t = rbuf.iov();
@@ -238,8 +210,8 @@ TEST(HostilePeer, Version1PeerClaimingCapabilitiesGetsNone) {
     h.rkey = src.rmr_ctx;
     h.aux = 99;
     unsigned char payload[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    write_all(fd, &h, sizeof h);
-    write_all(fd, payload, sizeof payload);
+    attack::send_all(fd, &h, sizeof h);
+    attack::send_all(fd, payload, sizeof payload);
     DAT_EVENT ev;
     ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
     EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
