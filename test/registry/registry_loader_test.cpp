@@ -315,6 +315,20 @@ TEST_F(RegistryLoader, BadOverrideHasNoFallback) {
     EXPECT_TRUE(has_reason(reg.last_failures("ofa-v2-ib0"), "no configuration file was read"));
 }
 
+// DAT_OVERRIDE="" reads no file, like any bad DAT_OVERRIDE; it used to do so without a
+// single error line, so every program simply found no providers.
+TEST_F(RegistryLoader, EmptyOverrideIsReported) {
+    setenv("DAT_OVERRIDE", "", 1);
+    reg.initialize();
+    ConfigSnapshot s = reg.snapshot();
+    EXPECT_EQ(s.reason, "DAT_OVERRIDE");
+    EXPECT_FALSE(s.opened);
+    EXPECT_TRUE(s.entries.empty());
+    ASSERT_EQ(s.diagnostics.size(), 1u);
+    EXPECT_EQ(s.diagnostics[0].field, "file");
+    EXPECT_EQ(s.diagnostics[0].message, "DAT_OVERRIDE is set but empty: no file is read");
+}
+
 TEST_F(RegistryLoader, DiagnosticsReachTheSnapshot) {
     use_config("ok u2.0 nonthreadsafe default lib.so dapl.2.0 \"\" \"\"\nbroken u2.0\n");
     ConfigSnapshot s = reg.snapshot();

@@ -86,7 +86,7 @@ ConfigReport read_configuration() {
         r.entries = std::move(fp.result.entries);
         r.diagnostics = std::move(fp.result.diagnostics);
     } else {
-        // The registry's message (registry.cpp), plus the empty-DAT_OVERRIDE case it leaves silent.
+        // The same messages as the registry (registry.cpp).
         std::string message = "configuration file not found";
         if (r.located.reason == "DAT_OVERRIDE")
             message = r.located.path.empty() ? "DAT_OVERRIDE is set but empty: no file is read"
