@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -21,6 +22,14 @@ bool is_yaml_path(const std::string &path) noexcept {
 FileParse read_config_file(const std::string &path) noexcept {
     FileParse fp;
     try {
+        // A directory opens as a stream on Linux and only fails on the first read; name it
+        // for what it is rather than report a bare read error.
+        std::error_code ec;
+        if (std::filesystem::is_directory(path, ec)) {
+            fp.result.diagnostics.push_back(
+                ConfigDiagnostic{path, 0, "file", "is a directory, not a configuration file"});
+            return fp;
+        }
         std::ifstream in(path, std::ios::binary);
         if (!in) {
             fp.result.diagnostics.push_back(ConfigDiagnostic{

@@ -265,3 +265,13 @@ TEST(ConfigFile, MissingFile) {
     EXPECT_EQ(fp.result.diagnostics[0].field, "file");
     EXPECT_NE(fp.result.diagnostics[0].message.find("cannot open"), std::string::npos);
 }
+
+// DAT_OVERRIDE=/etc (a directory) used to give a bare "read error": say what is wrong.
+TEST(ConfigFile, DirectoryIsNamedAsSuch) {
+    FileParse fp = read_config_file("/");
+    EXPECT_FALSE(fp.opened);
+    ASSERT_EQ(fp.result.diagnostics.size(), 1u);
+    EXPECT_EQ(fp.result.diagnostics[0].field, "file");
+    EXPECT_NE(fp.result.diagnostics[0].message.find("is a directory"), std::string::npos)
+        << fp.result.diagnostics[0].message;
+}
