@@ -150,3 +150,20 @@ TEST(YamlParser, GarbageFixedSeed) {
         (void)parse_yaml_conf(text, "garbage.yaml");
     }
 }
+
+// The classic format refuses control bytes; YAML escapes could smuggle them in ("a\nb" as
+// an IA name split every trace line and datinfo's text report).
+TEST(YamlParser, ControlBytesInAFieldAreRefusedAsInTheClassicFormat) {
+    ParseResult r = parse_yaml_conf(
+        "providers:\n"
+        "  - name: \"a\\nb\"\n    api: u2.0\n    library: l.so\n"
+        "  - name: ok\n    api: u2.0\n    library: l.so\n    ia_params: \"x\\x01\"\n"
+        "  - name: tab\n    api: u2.0\n    library: l.so\n    ia_params: \"a\\tb\"\n",
+        "ctl.yaml");
+    ASSERT_EQ(r.entries.size(), 1u);
+    EXPECT_EQ(r.entries[0].ia_name, "tab");
+    ASSERT_EQ(r.diagnostics.size(), 2u);
+    EXPECT_EQ(r.diagnostics[0].field, "name");
+    EXPECT_EQ(r.diagnostics[0].message, "binary/control byte at column 2");
+    EXPECT_EQ(r.diagnostics[1].field, "ia_params");
+}
