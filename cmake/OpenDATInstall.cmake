@@ -11,6 +11,15 @@ file(RELATIVE_PATH OPENDAT_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig"
 file(RELATIVE_PATH OPENDAT_PC_LIBDIR "${CMAKE_INSTALL_PREFIX}" "${CMAKE_INSTALL_FULL_LIBDIR}")
 file(RELATIVE_PATH OPENDAT_PC_INCLUDEDIR "${CMAKE_INSTALL_PREFIX}" "${CMAKE_INSTALL_FULL_INCLUDEDIR}")
 string(REGEX REPLACE "/$" "" OPENDAT_PC_TO_PREFIX "${OPENDAT_PC_TO_PREFIX}")
+# datconf: where the install step writes dat.conf (conf/CMakeLists.txt), relative to the
+# prefix too unless the sysconf directory is absolute or the prefix is /usr (then /etc).
+if(IS_ABSOLUTE "${CMAKE_INSTALL_SYSCONFDIR}")
+  set(OPENDAT_PC_DATCONF "${CMAKE_INSTALL_SYSCONFDIR}/dat.conf")
+elseif(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+  set(OPENDAT_PC_DATCONF "/etc/dat.conf")
+else()
+  set(OPENDAT_PC_DATCONF "\${prefix}/${CMAKE_INSTALL_SYSCONFDIR}/dat.conf")
+endif()
 configure_file("${PROJECT_SOURCE_DIR}/cmake/dat2.pc.in" "${CMAKE_BINARY_DIR}/dat2.pc" @ONLY)
 install(FILES "${CMAKE_BINARY_DIR}/dat2.pc"
         DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig" COMPONENT dev)

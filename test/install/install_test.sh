@@ -112,4 +112,24 @@ done
 
 run_pair "$scratch/samples-pc/add_ints" -a 40 -b 2
 grep -q "client: 40 + 2 = 42 (correct)" "$scratch/client.out" || { echo "FAIL: add_ints output"; exit 1; }
+# dat2.pc's datconf names the dat.conf this prefix installed, not the configure-time one.
+pc_datconf=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --variable=datconf dat2)
+[ "$(realpath -m "$pc_datconf")" = "$(realpath "$conf")" ] ||
+  { echo "FAIL: dat2.pc says datconf=$pc_datconf, not $conf"; exit 1; }
+
+# Installing again keeps the operator's dat.conf: unchanged, nothing new is written; edited
+# (README: "add an entry for the verbs provider to dat.conf"), it stays as edited and this
+# build's goes next to it as dat.conf.new.
+cmake --install "$build" --prefix "$prefix" >"$scratch/reinstall.log"
+test ! -e "$conf.new" || { echo "FAIL: an unchanged dat.conf gave a dat.conf.new"; exit 1; }
+cp "$conf" "$scratch/dat.conf.orig"
+echo 'ofa-v2-ib0 u2.0 nonthreadsafe default libopendat-verbs.so opendat.2.0 "ib0 0" ""' >>"$conf"
+cmake --install "$build" --prefix "$prefix" >"$scratch/reinstall.log"
+grep -q '^ofa-v2-ib0 ' "$conf" ||
+  { cat "$scratch/reinstall.log"; echo "FAIL: cmake --install overwrote the edited $conf"; exit 1; }
+cmp -s "$scratch/dat.conf.orig" "$conf.new" ||
+  { echo "FAIL: this build's dat.conf was not written to $conf.new"; exit 1; }
+grep -q "Keeping: $conf" "$scratch/reinstall.log" ||
+  { cat "$scratch/reinstall.log"; echo "FAIL: the install did not say it kept $conf"; exit 1; }
+
 echo "install test passed"
