@@ -5,18 +5,32 @@
 #include "trace/environment.hpp"
 #include "trace/trace.hpp"
 
+#include <atomic>
 #include <cstdlib>
+#include <iterator>
 
 namespace opendat::tunables {
 namespace {
 
+// One flag per declared variable: a provider reads most of them at every dat_ia_open, and
+// the operator needs to hear about a bad value once, not once per IA.
+// (64: room to spare over the table in table.cpp; a variable beyond it simply warns each time.)
+std::atomic<bool> g_warned[64];
+
 void warn_rejected(const Spec &spec, const char *value) noexcept {
+    const auto specs = all();
+    for (std::size_t i = 0; i < specs.size() && i < std::size(g_warned); ++i)
+        if (specs[i] == &spec && g_warned[i].exchange(true, std::memory_order_relaxed)) return;
+    // A configuration warning, like a bad DAPL_TRACE_LEVEL: written whenever the domain is
+    // on at all, so also at the default level 1 (errors), where a kWarn line would be dropped.
+    trace::Domain &domain = trace::dapl_domain();
+    if (domain.level() <= trace::kOff) return;
     char why[160];
     char quoted[trace::detail::kQuotedMax];
     check(spec, value, why, sizeof why);
     trace::detail::quote(value, quoted, sizeof quoted);
-    DAPL_TRC(trace::kWarn, "tunables", "%s=%s: %s; using the default %s", spec.name, quoted, why,
-             spec.default_text);
+    domain.emit(trace::kWarn, "tunables", "%s=%s: %s; using the default %s", spec.name, quoted, why,
+                spec.default_text);
 }
 
 }  // namespace

@@ -94,3 +94,36 @@ TEST_F(TunablesRead, AnEmptyPathIsInvalid) {
 }
 
 }  // namespace
+
+namespace {
+
+// At the default trace level (1, errors only) a bad value used to give no line at all,
+// although README and docs/configuration.md promise one warning; and a provider that reads
+// the variable at every dat_ia_open repeated it per IA.
+TEST_F(TunablesRead, WarningAtTheDefaultLevelAndOnlyOnce) {
+    setenv("DAPL_TRACE_LEVEL", "1", 1);
+    opendat::trace::dapl_domain().configure_from_environment();
+    setenv(tun::kTcpTxBatch.name, "0", 1);
+    EXPECT_EQ(tun::read_int(tun::kTcpTxBatch), 64);
+    EXPECT_EQ(tun::read_int(tun::kTcpTxBatch), 64);  // the next IA opens
+    setenv(tun::kTcpProgress.name, "fast", 1);
+    EXPECT_EQ(tun::read_choice(tun::kTcpProgress), 0);
+    const std::string l = log();
+    const std::string batch = "DAT_TCP_TX_BATCH=\"0\"";
+    const auto first = l.find(batch);
+    ASSERT_NE(first, std::string::npos) << l;
+    EXPECT_EQ(l.find(batch, first + 1), std::string::npos) << "warned twice:\n" << l;
+    EXPECT_NE(l.find("DAPL WRN"), std::string::npos) << l;
+    EXPECT_NE(l.find("DAT_TCP_PROGRESS=\"fast\""), std::string::npos) << l;
+}
+
+// Level 0 is off: not even configuration warnings.
+TEST_F(TunablesRead, NoWarningAtLevelZero) {
+    setenv("DAPL_TRACE_LEVEL", "0", 1);
+    opendat::trace::dapl_domain().configure_from_environment();
+    setenv(tun::kTcpHandshakeMs.name, "soon", 1);
+    EXPECT_EQ(tun::read_int(tun::kTcpHandshakeMs), 5000);
+    EXPECT_EQ(log(), "");
+}
+
+}  // namespace
