@@ -72,6 +72,19 @@ TEST(Datinfo, MissingLibrary) {
     EXPECT_HAS(r.out, "correct the library field at " + conf + ":1");
 }
 
+// A relative library path is opened from the current directory, not dat.conf's: the
+// diagnosis used to say only "cannot be found", which sends the operator looking in the
+// wrong place.
+TEST(Datinfo, RelativeLibraryPathSaysWhereItWasLookedFor) {
+    const auto conf = write_conf(
+        "relative.conf", "rel u2.0 nonthreadsafe default opendat/libgone.so x.1.0 \"a 0\" \"\"\n");
+    const auto r = run_datinfo(conf, {"-P", "rel"});
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_HAS(r.out, "cause: library_not_found");
+    EXPECT_HAS(r.out, "a relative path is opened from the current directory");
+    EXPECT_HAS(r.out, "not from the directory of " + conf + ": give an absolute path");
+}
+
 TEST(Datinfo, LibraryWithoutEntryPoint) {
     const auto conf =
         write_conf("noentry.conf", "noentry u2.0 nonthreadsafe default " DATINFO_NOT_A_PROVIDER

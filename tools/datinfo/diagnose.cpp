@@ -5,6 +5,7 @@
 #include <dat2/dat_registry.h>
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
@@ -81,13 +82,24 @@ Diagnosis diagnose_not_found(const opendat::registry::ConfigEntry &e,
                     "--install)");
             else
                 d.fixes.push_back("install the package that provides " + base);
-            d.fixes.push_back(
-                "or correct the library field at " + at +
-                (e.library.find('/') == std::string::npos
-                     ? " (a bare name is searched in LD_LIBRARY_PATH, the ld.so cache and " +
-                           (libdat2_dir.empty() ? std::string("<libdat2 dir>") : libdat2_dir) +
-                           "/opendat)"
-                     : std::string()));
+            std::string where_searched;
+            if (e.library.find('/') == std::string::npos) {
+                where_searched =
+                    " (a bare name is searched in LD_LIBRARY_PATH, the ld.so cache and " +
+                    (libdat2_dir.empty() ? std::string("<libdat2 dir>") : libdat2_dir) +
+                    "/opendat)";
+            } else if (e.library[0] != '/') {
+                // dlopen takes a relative path from the process's current directory, which
+                // is rarely the one the operator had in mind (dat.conf's).
+                char cwd[4096];
+                where_searched = std::string(
+                                     " (a relative path is opened from the current "
+                                     "directory, ") +
+                                 (getcwd(cwd, sizeof cwd) ? cwd : "?") +
+                                 ", not from the directory of " + e.file +
+                                 ": give an absolute path)";
+            }
+            d.fixes.push_back("or correct the library field at " + at + where_searched);
         } else {
             d.cause = "library_load_error";
             d.detail = "provider library " + e.library + " exists but cannot be loaded: " + error;
