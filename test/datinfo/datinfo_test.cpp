@@ -85,6 +85,20 @@ TEST(Datinfo, RelativeLibraryPathSaysWhereItWasLookedFor) {
     EXPECT_HAS(r.out, "not from the directory of " + conf + ": give an absolute path");
 }
 
+// datinfo(1): libdat2's error lines are silenced while datinfo opens IAs, but a problem in
+// the file is written by libdat2 as it loads, before main(): once on stderr, and in the report.
+TEST(Datinfo, AProblemInTheFileIsOnStderrOnceAndInTheReport) {
+    const auto conf =
+        write_conf("oneproblem.conf", "bad x2.0 nonthreadsafe default a b \"\" \"\"\n");
+    const auto r = run_datinfo(conf, {"-l"});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_HAS(r.out, "api version must look like u2.0 (got 'x2.0')");
+    const std::string line = conf + ":1: api_version:";
+    const auto first = r.err.find(line);
+    EXPECT_NE(first, std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(line, first + 1), std::string::npos) << r.err;
+}
+
 TEST(Datinfo, LibraryWithoutEntryPoint) {
     const auto conf =
         write_conf("noentry.conf", "noentry u2.0 nonthreadsafe default " DATINFO_NOT_A_PROVIDER
