@@ -150,6 +150,10 @@ ParseResult parse_dat_conf(std::string_view text, const std::string &file) {
     ParseResult r;
     int line_no = 0;
     std::size_t pos = 0;
+    // A UTF-8 byte order mark (editors on other systems write one) is not part of the first
+    // field: kept, it silently renamed the first IA ("\xEF\xBB\xBFofa-v2-ib0") or turned a
+    // leading comment into a malformed entry.
+    if (text.starts_with("\xEF\xBB\xBF")) pos = 3;
     while (pos < text.size()) {
         ++line_no;
         std::size_t end = text.find('\n', pos);

@@ -275,3 +275,22 @@ TEST(ConfigFile, DirectoryIsNamedAsSuch) {
     EXPECT_NE(fp.result.diagnostics[0].message.find("is a directory"), std::string::npos)
         << fp.result.diagnostics[0].message;
 }
+
+// A file saved with a UTF-8 byte order mark: the first IA keeps its name, and a leading
+// comment stays a comment (the mark used to become part of the first field).
+TEST(ConfParser, Utf8ByteOrderMarkIsSkipped) {
+    ParseResult r = parse_dat_conf(
+        "\xEF\xBB\xBFofa-v2-ib0 u2.0 nonthreadsafe default lib.so dapl.2.0 \"ib0 0\" \"\"\n",
+        "bom.conf");
+    ASSERT_EQ(r.entries.size(), 1u);
+    EXPECT_EQ(r.entries[0].ia_name, "ofa-v2-ib0");
+    EXPECT_TRUE(r.diagnostics.empty());
+
+    r = parse_dat_conf(
+        "\xEF\xBB\xBF# a comment\n"
+        "ofa-v2-ib0 u2.0 nonthreadsafe default lib.so dapl.2.0 \"ib0 0\" \"\"\n",
+        "bom-comment.conf");
+    ASSERT_EQ(r.entries.size(), 1u);
+    EXPECT_EQ(r.entries[0].line, 2);
+    EXPECT_TRUE(r.diagnostics.empty()) << r.diagnostics[0].message;
+}
