@@ -276,6 +276,12 @@ TEST(Datinfo, EnvSaysABadOverrideRegistersNoProvider) {
     r = run_datinfo("", {"-e", "-l"}, {{"DAT_OVERRIDE", "/nonexistent/dat.conf"}});
     EXPECT_EQ(r.exit_code, 3) << r.out << r.err;  // kExitNoConfig: no file read
     EXPECT_HAS(r.out, "effect: not readable: libdat2 reports a bad file name");
+    // A directory is readable (access R_OK) but no configuration file: "-e" used to call it
+    // "readable", while libdat2 reads nothing from it.
+    r = run_datinfo("", {"-e", "-l"}, {{"DAT_OVERRIDE", "/"}});
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_HAS(r.out, "effect: a directory, not a file");
+    EXPECT_HAS(r.out, "is a directory, not a configuration file");
 }
 
 // Every declared tunable is listed (common/tunables), with its verdict: a valid value

@@ -7,6 +7,7 @@
 
 #include <dat2/dat_trace.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -129,10 +130,15 @@ std::string interpret(const tun::Spec &spec, const std::string &value) {
             return "idle " + std::to_string(k.idle) + " s, interval " + std::to_string(k.interval) +
                    " s, " + std::to_string(k.probes) + " probes";
         }
-        case tun::Type::kPath:
+        case tun::Type::kPath: {
+            // A directory passes access(R_OK) but is no file to read (registry/config_file.cpp).
+            struct stat st {};
+            if (stat(value.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+                return "a directory, not a file: libdat2 reports it and registers no provider";
             return access(value.c_str(), R_OK) == 0
                        ? std::string("readable")
                        : "not readable: libdat2 reports a bad file name and registers no provider";
+        }
         default:
             return {};
     }
