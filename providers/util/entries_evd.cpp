@@ -79,7 +79,11 @@ DAT_RETURN evd_wait(DAT_EVD_HANDLE h, DAT_TIMEOUT timeout, DAT_COUNT threshold, 
     Evd *evd = as<Evd>(h);
     if (evd == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EVD);
     if (event == nullptr) return bad_arg(4);
-    return evd->wait(timeout, threshold, event, nmore);
+    // Counted in, so that dat_evd_free on another thread waits for us to leave.
+    if (!evd->enter_wait()) return invalid_handle(DAT_HANDLE_TYPE_EVD);
+    DAT_RETURN rc = evd->wait(timeout, threshold, event, nmore);
+    evd->leave_wait();
+    return rc;
 }
 
 DAT_RETURN evd_resize(DAT_EVD_HANDLE h, DAT_COUNT qlen) noexcept {
@@ -114,6 +118,9 @@ DAT_RETURN evd_free(DAT_EVD_HANDLE h) noexcept {
         if (evd->ia->own_async_evd) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
         evd->ia->async_evd = nullptr;
     }
+    // A thread blocked in dat_evd_wait is released (DAT_INTERRUPTED_CALL) before the EVD
+    // goes: deleting its mutex and condition variable under it would hang or crash.
+    evd->retire();
     evd->set_cno(nullptr);
     evd->ia->release(evd);
     delete evd;

@@ -157,7 +157,10 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
     // Stops the progress engine and releases every socket.
     ia->transport.reset();
     if (consumer_async != nullptr) evd_free(consumer_async);
-    if (ia->own_async_evd) delete ia->async_evd;
+    if (ia->own_async_evd) {
+        ia->async_evd->retire();  // a thread may wait on it: released first (evd_free)
+        delete ia->async_evd;
+    }
     delete ia;
     return DAT_SUCCESS;
 }
@@ -256,6 +259,7 @@ DAT_RETURN cno_free(DAT_CNO_HANDLE h) noexcept {
     if (cno == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CNO);
     if (cno->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE);
     cno->wait_triggers();  // an EVD that detached it may still be triggering it
+    cno->retire();         // a thread in dat_cno_wait: DAT_INTERRUPTED_CALL, then gone
     cno->ia->release(cno);
     delete cno;
     return DAT_SUCCESS;
@@ -265,7 +269,10 @@ DAT_RETURN cno_wait(DAT_CNO_HANDLE h, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd) 
     Cno *cno = as<Cno>(h);
     if (cno == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CNO);
     if (evd == nullptr) return bad_arg(3);
-    return cno->ia->transport->cno_wait(cno, timeout, evd);
+    if (!cno->enter_wait()) return invalid_handle(DAT_HANDLE_TYPE_CNO);
+    DAT_RETURN rc = cno->ia->transport->cno_wait(cno, timeout, evd);
+    cno->leave_wait();
+    return rc;
 }
 
 }  // namespace opendat::util::entry

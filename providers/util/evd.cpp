@@ -309,6 +309,53 @@ DAT_RETURN Evd::ring_resize(DAT_COUNT qlen) noexcept {
     return DAT_SUCCESS;
 }
 
+namespace {
+// The handshake between a waiter coming in and retire(): the waiter counts itself in, then
+// looks at the magic; retire() kills the magic, then looks at the count. Both sequentially
+// consistent, so at least one of them sees the other: either the waiter backs out, or
+// retire() waits for it.
+bool enter(std::atomic<int> &count, Header *obj) noexcept {
+    count.fetch_add(1, std::memory_order_seq_cst);
+    if (obj->magic.load(std::memory_order_seq_cst) == arena::live_tag(obj)) return true;
+    count.fetch_sub(1, std::memory_order_release);
+    return false;
+}
+void kill(Header *obj) noexcept {
+    obj->magic.store(kMagicDead, std::memory_order_seq_cst);
+}
+void drain(const std::atomic<int> &count) noexcept {
+    while (count.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+}
+}  // namespace
+
+bool Evd::enter_wait() noexcept {
+    return enter(in_wait_, this);
+}
+
+void Evd::retire() noexcept {
+    kill(this);
+    set_waitable(false);  // wakes a waiter on the condition variable, inline or in a backend
+    drain(in_wait_);
+}
+
+bool Cno::enter_wait() noexcept {
+    return enter(in_wait_, this);
+}
+
+void Cno::retire() noexcept {
+    kill(this);
+    {
+        std::lock_guard lk(mu_);
+        closing_ = true;
+        cv_.notify_all();
+        if (wake_fd_ >= 0) {  // a transport's waiter blocked in poll(2) on it
+            std::uint64_t one = 1;
+            [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
+        }
+    }
+    drain(in_wait_);
+}
+
 DAT_RETURN Evd::set_waitable(bool waitable) noexcept {
     {
         std::lock_guard lk(mu_);
@@ -409,8 +456,9 @@ void Cno::trigger(Evd *evd) noexcept {
 
 DAT_RETURN Cno::wait(DAT_TIMEOUT timeout_us, DAT_EVD_HANDLE *evd) noexcept {
     std::unique_lock lk(mu_);
-    if (!wait_for_us(cv_, lk, timeout_us, [&] { return pending_ != nullptr; }))
+    if (!wait_for_us(cv_, lk, timeout_us, [&] { return pending_ != nullptr || closing_; }))
         return err(DAT_TIMEOUT_EXPIRED);
+    if (closing_) return err(DAT_INTERRUPTED_CALL);  // dat_cno_free under way
     *evd = pending_;
     pending_ = nullptr;
     return DAT_SUCCESS;

@@ -123,6 +123,15 @@ struct Evd : Header {
 
     const DAT_EVD_FLAGS flags;
     std::atomic<int> users{0};  // EPs/PSPs/RSPs naming this EVD: freeing it is refused
+
+    // dat_evd_wait calls inside this EVD (entry::evd_wait): a thread blocked in one must
+    // not find the EVD destroyed under it. enter_wait() counts the caller in and is false
+    // (counted out again) when the EVD is being freed; leave_wait() counts it out.
+    bool enter_wait() noexcept;
+    void leave_wait() noexcept { in_wait_.fetch_sub(1, std::memory_order_release); }
+    // Before the EVD is deleted (dat_evd_free, dat_ia_close): kills the handle, releases
+    // every waiter (as dat_evd_set_unwaitable does) and returns once none is left inside.
+    void retire() noexcept;
     // Set at create: whom an empty polling dequeue asks for inline progress.
     void set_progress(Transport *t) noexcept { progress_ = t; }
     // Set at create, before the handle is returned; told about the EVD's current CNO.
@@ -166,6 +175,7 @@ struct Evd : Header {
     std::thread::id inline_tid_;
     Cno *cno_ = nullptr;
     Transport *progress_ = nullptr;
+    std::atomic<int> in_wait_{0};          // see enter_wait()
     std::unique_ptr<EvdBackend> backend_;  // last: destroyed first, it may use the ring
 };
 
@@ -198,6 +208,12 @@ struct Cno : Header {
     void pay_triggers(Evd *evd, int n) noexcept;
     void wait_triggers() const noexcept;
 
+    // dat_cno_wait calls inside this CNO, as for an EVD (Evd::enter_wait): retire() kills
+    // the handle, ends every wait with DAT_INTERRUPTED_CALL and returns once none is left.
+    bool enter_wait() noexcept;
+    void leave_wait() noexcept { in_wait_.fetch_sub(1, std::memory_order_release); }
+    void retire() noexcept;
+
   private:
     mutable std::mutex mu_;
     std::condition_variable cv_;
@@ -205,6 +221,8 @@ struct Cno : Header {
     DAT_OS_WAIT_PROXY_AGENT agent_;
     std::shared_ptr<AgentCalls> calls_;  // started with the first agent; guarded by mu_
     int wake_fd_ = -1;                   // see wake_fd(); guarded by mu_
+    bool closing_ = false;               // retire() was called; guarded by mu_
+    std::atomic<int> in_wait_{0};
 };
 
 }  // namespace opendat::util

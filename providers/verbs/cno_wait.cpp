@@ -95,9 +95,11 @@ DAT_RETURN VerbsTransport::cno_wait(util::Cno *cno, DAT_TIMEOUT timeout,
     bool armed = false;
     for (;;) {
         DAT_EVD_HANDLE soft = DAT_HANDLE_NULL;
-        if (cno->wait(0, &soft) == DAT_SUCCESS) {
+        if (DAT_RETURN rc = cno->wait(0, &soft); rc == DAT_SUCCESS) {
             *out = soft;
             return DAT_SUCCESS;
+        } else if (DAT_GET_TYPE(rc) == DAT_INTERRUPTED_CALL) {
+            return rc;  // dat_cno_free under way (util::Cno::retire)
         }
         for (CqEvd *evd : evds)
             if (evd->has_event()) {

@@ -10,6 +10,7 @@
 #include <dat2/dat_registry.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -451,4 +452,109 @@ TEST(UtilMem, LmrSyncAndCompletionFlags) {
     EXPECT_EQ(pa.completion_flags_supported, DAT_COMPLETION_DEFAULT_FLAG);
     EXPECT_EQ(pa.lmr_sync_req, DAT_FALSE);
     EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+}
+
+namespace {
+// Runs `fn` on a thread and reports whether it returned within `limit`; the thread is
+// detached if it did not (a waiter stranded on a freed object: the test has failed).
+struct Waiter {
+    std::atomic<bool> done{false};
+    std::atomic<DAT_RETURN> rc{DAT_SUCCESS};
+    std::thread th;
+    template <class F>
+    explicit Waiter(F fn)
+        : th([this, fn] {
+              rc = fn();
+              done = true;
+          }) {}
+    bool finished_within(std::chrono::milliseconds limit) {
+        const auto end = std::chrono::steady_clock::now() + limit;
+        while (!done && std::chrono::steady_clock::now() < end)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (done) {
+            th.join();
+            return true;
+        }
+        th.detach();
+        return false;
+    }
+};
+}  // namespace
+
+// dat_evd_free while another thread blocks in dat_evd_wait on the EVD: the EVD (its mutex
+// and condition variable) must not be destroyed under the waiter. Either the free is
+// refused (the EVD is in use) or the waiter is released; never a waiter left sleeping on
+// freed memory, never a crash. TSan reports the destroyed mutex/condition variable.
+TEST(UtilEvd, FreeWhileAThreadWaitsOnIt) {
+    Instance bare("util-evd-free-wait", "65536 16", &make_bare);
+    const DAT_PROVIDER *t = bare.table;
+    DAT_IA_HANDLE ia = bare.open();
+    DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->evd_create_func(ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
+    Waiter w([t, evd] {
+        DAT_EVENT ev{};
+        DAT_COUNT nmore = 0;
+        return t->evd_wait_func(evd, DAT_TIMEOUT_INFINITE, 1, &ev, &nmore);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the waiter sleeps
+    DAT_RETURN rc = t->evd_free_func(evd);
+    if (rc != DAT_SUCCESS) {
+        EXPECT_EQ(DAT_GET_TYPE(rc), DAT_INVALID_STATE) << std::hex << rc;
+        ASSERT_EQ(t->evd_set_unwaitable_func(evd), DAT_SUCCESS);
+    }
+    ASSERT_TRUE(w.finished_within(std::chrono::seconds(5)))
+        << "dat_evd_free returned 0x" << std::hex << rc << " and the waiter never came back";
+    EXPECT_NE(w.rc.load(), DAT_SUCCESS);
+    if (rc != DAT_SUCCESS) {
+        EXPECT_EQ(t->evd_free_func(evd), DAT_SUCCESS);
+    }
+    EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+}
+
+// The same for dat_cno_free and a thread in dat_cno_wait.
+TEST(UtilCno, FreeWhileAThreadWaitsOnIt) {
+    Instance bare("util-cno-free-wait", "65536 16", &make_bare);
+    const DAT_PROVIDER *t = bare.table;
+    DAT_IA_HANDLE ia = bare.open();
+    DAT_CNO_HANDLE cno = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->cno_create_func(ia, DAT_OS_WAIT_PROXY_AGENT{nullptr, nullptr}, &cno), DAT_SUCCESS);
+    Waiter w([t, cno] {
+        DAT_EVD_HANDLE which = DAT_HANDLE_NULL;
+        return t->cno_wait_func(cno, DAT_TIMEOUT_INFINITE, &which);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    DAT_RETURN rc = t->cno_free_func(cno);
+    EXPECT_EQ(rc, DAT_SUCCESS) << "nothing else names the CNO";
+    ASSERT_TRUE(w.finished_within(std::chrono::seconds(5)))
+        << "dat_cno_free returned 0x" << std::hex << rc << " and the waiter never came back";
+    EXPECT_NE(w.rc.load(), DAT_SUCCESS);
+    EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+}
+
+// An abrupt dat_ia_close while a thread waits on one of its EVDs: the close frees the EVD
+// (DAT: an abrupt close destroys every child), so the waiter must be released first.
+TEST(UtilEvd, AbruptIaCloseWhileAThreadWaits) {
+    Instance bare("util-evd-close-wait", "65536 16", &make_bare);
+    const DAT_PROVIDER *t = bare.table;
+    DAT_IA_HANDLE ia = bare.open();
+    DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->evd_create_func(ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
+    Waiter w([t, evd] {
+        DAT_EVENT ev{};
+        return t->evd_wait_func(evd, DAT_TIMEOUT_INFINITE, 1, &ev, nullptr);
+    });
+    // ... and one on the async EVD the IA made for itself (deleted by any dat_ia_close).
+    DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->ia_query_func(ia, &async, 0, nullptr, 0, nullptr), DAT_SUCCESS);
+    Waiter wa([t, async] {
+        DAT_EVENT ev{};
+        return t->evd_wait_func(async, DAT_TIMEOUT_INFINITE, 1, &ev, nullptr);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+    ASSERT_TRUE(w.finished_within(std::chrono::seconds(5))) << "the waiter never came back";
+    EXPECT_NE(w.rc.load(), DAT_SUCCESS);
+    ASSERT_TRUE(wa.finished_within(std::chrono::seconds(5)))
+        << "the async EVD's waiter never came back";
+    EXPECT_NE(wa.rc.load(), DAT_SUCCESS);
 }
