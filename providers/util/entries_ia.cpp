@@ -31,8 +31,12 @@ DAT_RETURN ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen, DAT_EVD_HANDLE *asyn
         ia->own_async_evd = true;
         *async_evd = ia->async_evd;
     } else if (*async_evd != DAT_EVD_ASYNC_EXISTS) {
+        // The consumer's EVD (of another IA): one made for asynchronous events, and in use
+        // until this IA closes, so that dat_evd_free cannot delete it under our posts.
         Evd *evd = as<Evd>(*async_evd);
-        if (evd == nullptr) return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_ASYNC);
+        if (evd == nullptr || !(evd->flags & DAT_EVD_ASYNC_FLAG))
+            return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_ASYNC);
+        evd->users.fetch_add(1);
         ia->async_evd = evd;
     }
     DAPL_TRC(trace::kNormal, "ia", "opened %s as %p", inst->name.c_str(),
@@ -156,6 +160,8 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
     Evd *consumer_async = close_children(ia);
     // Stops the progress engine and releases every socket.
     ia->transport.reset();
+    // Nothing posts to a consumer's async EVD any more: the use dat_ia_open took goes.
+    if (!ia->own_async_evd && ia->async_evd != nullptr) ia->async_evd->users.fetch_sub(1);
     if (consumer_async != nullptr) evd_free(consumer_async);
     if (ia->own_async_evd) {
         ia->async_evd->retire();  // a thread may wait on it: released first (evd_free)

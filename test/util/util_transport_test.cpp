@@ -558,3 +558,38 @@ TEST(UtilEvd, AbruptIaCloseWhileAThreadWaits) {
         << "the async EVD's waiter never came back";
     EXPECT_NE(wa.rc.load(), DAT_SUCCESS);
 }
+
+// A consumer's async EVD (dat_ia_open with an EVD of another IA): the IA opened with it
+// uses it until it closes. Freeing it meanwhile left that IA's async_evd naming a deleted
+// EVD, which its next asynchronous error is posted to (a write into the freed ring). And
+// only an EVD made with DAT_EVD_ASYNC_FLAG can be one.
+TEST(UtilEvd, ConsumerAsyncEvdStaysInUseWhileTheIaIsOpen) {
+    Instance bare("util-async-evd", "65536 16", &make_bare);
+    const DAT_PROVIDER *t = bare.table;
+    DAT_IA_HANDLE a = bare.open();
+    DAT_EVD_HANDLE dto = DAT_HANDLE_NULL, async = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->evd_create_func(a, 4, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
+    ASSERT_EQ(t->evd_create_func(a, 4, DAT_HANDLE_NULL, DAT_EVD_ASYNC_FLAG, &async), DAT_SUCCESS);
+    DAT_IA_HANDLE b = DAT_HANDLE_NULL;
+    DAT_EVD_HANDLE given = dto;
+    EXPECT_EQ(DAT_GET_TYPE(t->ia_open_func(const_cast<char *>(bare.info.ia_name), 4, &given, &b)),
+              DAT_INVALID_HANDLE)
+        << "a DTO EVD is no async EVD";
+    if (b != DAT_HANDLE_NULL) {
+        EXPECT_EQ(t->ia_close_func(b, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+        b = DAT_HANDLE_NULL;
+    }
+    given = async;
+    ASSERT_EQ(t->ia_open_func(const_cast<char *>(bare.info.ia_name), 4, &given, &b), DAT_SUCCESS);
+    EXPECT_EQ(DAT_GET_TYPE(t->evd_free_func(async)), DAT_INVALID_STATE)
+        << "IA b still posts its asynchronous errors there";
+    // What b does on an asynchronous error: post to its async EVD (a freed one, before).
+    post_async(static_cast<Ia *>(b), DAT_ASYNC_ERROR_IA_CATASTROPHIC, b);
+    DAT_EVENT ev{};
+    EXPECT_EQ(t->evd_dequeue_func(async, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_ASYNC_ERROR_IA_CATASTROPHIC);
+    EXPECT_EQ(t->ia_close_func(b, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+    EXPECT_EQ(t->evd_free_func(async), DAT_SUCCESS) << "b closed: free again";
+    EXPECT_EQ(t->evd_free_func(dto), DAT_SUCCESS);
+    EXPECT_EQ(t->ia_close_func(a, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+}
