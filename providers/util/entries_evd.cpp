@@ -2,6 +2,7 @@
 // have a transport backend (util::EvdBackend); util::Evd dispatches to it.
 #include <new>
 
+#include "trace/trace.hpp"
 #include "util/entries.hpp"
 #include "util/objects.hpp"
 
@@ -91,6 +92,13 @@ DAT_RETURN evd_resize(DAT_EVD_HANDLE h, DAT_COUNT qlen) noexcept {
     if (evd == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EVD);
     // The bound dat_evd_create applies: a huge length is refused, not allocated.
     if (qlen > evd->ia->transport->limits().max_evd_qlen) return bad_arg(2);
+    // Not under a thread in dat_evd_wait (as the reference): a queue shrunk below the
+    // threshold it waits for could never meet it.
+    if (evd->has_waiter()) {
+        DAPL_TRC(trace::kError, "evd", "dat_evd_resize: EVD %p has a waiter",
+                 static_cast<void *>(evd));
+        return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_WAITER);
+    }
     return evd->resize(qlen);
 }
 

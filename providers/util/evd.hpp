@@ -129,6 +129,7 @@ struct Evd : Header {
     // (counted out again) when the EVD is being freed; leave_wait() counts it out.
     bool enter_wait() noexcept;
     void leave_wait() noexcept { in_wait_.fetch_sub(1, std::memory_order_release); }
+    bool has_waiter() const noexcept { return in_wait_.load(std::memory_order_acquire) != 0; }
     // Before the EVD is deleted (dat_evd_free, dat_ia_close): kills the handle, releases
     // every waiter (as dat_evd_set_unwaitable does) and returns once none is left inside.
     void retire() noexcept;

@@ -593,3 +593,32 @@ TEST(UtilEvd, ConsumerAsyncEvdStaysInUseWhileTheIaIsOpen) {
     EXPECT_EQ(t->evd_free_func(dto), DAT_SUCCESS);
     EXPECT_EQ(t->ia_close_func(a, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
 }
+
+// dat_evd_resize below the threshold a thread already waits for: the wait can never be met
+// (and an infinite one never ends). A resize while a thread waits is refused
+// (DAT_INVALID_STATE), as the reference's is; afterwards it goes through.
+TEST(UtilEvd, ResizeUnderAWaiterIsRefused) {
+    Instance bare("util-evd-resize-wait", "65536 16", &make_bare);
+    const DAT_PROVIDER *t = bare.table;
+    DAT_IA_HANDLE ia = bare.open();
+    DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
+    Waiter w([t, evd] {
+        DAT_EVENT ev{};
+        return t->evd_wait_func(evd, 3000000, 4, &ev, nullptr);  // four events, within 3 s
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const DAT_RETURN rc = t->evd_resize_func(evd, 2);
+    EXPECT_EQ(DAT_GET_TYPE(rc), DAT_INVALID_STATE) << "resized under a waiter for 4 events";
+    DAT_EVENT se{};
+    se.event_number = DAT_SOFTWARE_EVENT;
+    for (int i = 0; i < 4; ++i) t->evd_post_se_func(evd, &se);
+    ASSERT_TRUE(w.finished_within(std::chrono::seconds(5)));
+    EXPECT_EQ(w.rc.load(), DAT_SUCCESS) << std::hex << w.rc.load();
+    DAT_EVENT ev{};
+    while (t->evd_dequeue_func(evd, &ev) == DAT_SUCCESS) {
+    }
+    EXPECT_EQ(t->evd_resize_func(evd, 2), DAT_SUCCESS);
+    EXPECT_EQ(t->evd_free_func(evd), DAT_SUCCESS);
+    EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+}
