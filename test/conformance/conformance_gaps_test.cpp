@@ -12,7 +12,9 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <atomic>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -772,4 +774,43 @@ TEST(ConformanceGaps, CnoAgentSeesCompletions) {
     s.ep = DAT_HANDLE_NULL;
     ASSERT_EQ(dat_evd_free(evd), DAT_SUCCESS);
     ASSERT_EQ(dat_cno_free(cno), DAT_SUCCESS);
+}
+
+// Teardown with a thread blocked in dat_evd_wait on the IA's DTO EVD (where the provider
+// may let the waiter sleep in its own progress) and one on a software EVD: dat_evd_free
+// of the one and an abrupt dat_ia_close of the rest release both waiters (never a hang,
+// never an EVD deleted under a sleeping thread).
+TEST(ConformanceGaps, FreeAndAbruptCloseReleaseWaiters) {
+    Node n;
+    ASSERT_EQ(n.open(), DAT_SUCCESS);
+    DAT_EVD_HANDLE sw = DAT_HANDLE_NULL;
+    ASSERT_EQ(dat_evd_create(n.ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &sw), DAT_SUCCESS);
+    std::atomic<int> back{0};
+    std::atomic<DAT_RETURN> sw_rc{DAT_SUCCESS}, dto_rc{DAT_SUCCESS};
+    std::thread sw_waiter([&] {
+        DAT_EVENT ev;
+        sw_rc = dat_evd_wait(sw, DAT_TIMEOUT_INFINITE, 1, &ev, nullptr);
+        ++back;
+    });
+    std::thread dto_waiter([&, evd = n.req_evd] {
+        DAT_EVENT ev;
+        dto_rc = dat_evd_wait(evd, DAT_TIMEOUT_INFINITE, 1, &ev, nullptr);
+        ++back;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_EQ(dat_evd_free(sw), DAT_SUCCESS);
+    EXPECT_EQ(dat_ia_close(n.ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+    n.forget();
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (back.load() < 2 && std::chrono::steady_clock::now() < end)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (back.load() < 2) {
+        sw_waiter.detach();
+        dto_waiter.detach();
+        FAIL() << "a waiter was left sleeping";
+    }
+    sw_waiter.join();
+    dto_waiter.join();
+    EXPECT_NE(sw_rc.load(), DAT_SUCCESS);
+    EXPECT_NE(dto_rc.load(), DAT_SUCCESS);
 }
