@@ -54,6 +54,14 @@ int raw_peer(Node &s, DAT_EP_HANDLE ep, DAT_CONN_QUAL qual, std::uint8_t version
     return fd;
 }
 
+// An SRQ of four receives (low watermark 1) and s.ep taking its receives from it.
+DAT_RETURN srq_endpoint(Node &s, DAT_SRQ_HANDLE *srq) {
+    DAT_SRQ_ATTR a{4, 1, 0};
+    if (DAT_RETURN rc = dat_srq_create(s.ia, s.pz, &a, srq); rc != DAT_SUCCESS) return rc;
+    return dat_ep_create_with_srq(s.ia, s.pz, s.recv_evd, s.req_evd, s.conn_evd, *srq, nullptr,
+                                  &s.ep);
+}
+
 DAT_SRQ_PARAM srq_param(DAT_SRQ_HANDLE srq) {
     DAT_SRQ_PARAM p{};
     EXPECT_EQ(dat_srq_query(srq, DAT_SRQ_FIELD_ALL, &p), DAT_SUCCESS);
@@ -69,12 +77,8 @@ DAT_SRQ_PARAM srq_param(DAT_SRQ_HANDLE srq) {
 TEST(HostilePeer, RevokedSrqReceiveIsGivenBack) {
     Node s;
     ASSERT_EQ(s.open(), DAT_SUCCESS);
-    DAT_SRQ_ATTR a{4, 1, 0};
     DAT_SRQ_HANDLE srq = DAT_HANDLE_NULL;
-    ASSERT_EQ(dat_srq_create(s.ia, s.pz, &a, &srq), DAT_SUCCESS);
-    ASSERT_EQ(
-        dat_ep_create_with_srq(s.ia, s.pz, s.recv_evd, s.req_evd, s.conn_evd, srq, nullptr, &s.ep),
-        DAT_SUCCESS);
+    ASSERT_EQ(srq_endpoint(s, &srq), DAT_SUCCESS);
     DAT_CONN_QUAL qual = 0;
     ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
     int fd = raw_peer(s, s.ep, qual);
@@ -129,12 +133,8 @@ TEST(HostilePeer, RevokedSrqReceiveIsGivenBack) {
 TEST(HostilePeer, WriteImmOnEmptySrqWaitsForAReceive) {
     Node s;
     ASSERT_EQ(s.open(), DAT_SUCCESS);
-    DAT_SRQ_ATTR a{4, 1, 0};
     DAT_SRQ_HANDLE srq = DAT_HANDLE_NULL;
-    ASSERT_EQ(dat_srq_create(s.ia, s.pz, &a, &srq), DAT_SUCCESS);
-    ASSERT_EQ(
-        dat_ep_create_with_srq(s.ia, s.pz, s.recv_evd, s.req_evd, s.conn_evd, srq, nullptr, &s.ep),
-        DAT_SUCCESS);
+    ASSERT_EQ(srq_endpoint(s, &srq), DAT_SUCCESS);
     Buffer target, rbuf;
     ASSERT_EQ(s.reg(&target, 64), DAT_SUCCESS);
     ASSERT_EQ(s.reg(&rbuf, 64), DAT_SUCCESS);

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -479,6 +480,16 @@ struct Waiter {
         return false;
     }
 };
+
+// A thread in dat_evd_wait(evd, timeout, threshold) through the provider table.
+std::unique_ptr<Waiter> evd_waiter(const DAT_PROVIDER *t, DAT_EVD_HANDLE evd,
+                                   DAT_TIMEOUT timeout = DAT_TIMEOUT_INFINITE,
+                                   DAT_COUNT threshold = 1) {
+    return std::make_unique<Waiter>([=] {
+        DAT_EVENT ev{};
+        return t->evd_wait_func(evd, timeout, threshold, &ev, nullptr);
+    });
+}
 }  // namespace
 
 // dat_evd_free while another thread blocks in dat_evd_wait on the EVD: the EVD (its mutex
@@ -491,23 +502,13 @@ TEST(UtilEvd, FreeWhileAThreadWaitsOnIt) {
     DAT_IA_HANDLE ia = bare.open();
     DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
     ASSERT_EQ(t->evd_create_func(ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
-    Waiter w([t, evd] {
-        DAT_EVENT ev{};
-        DAT_COUNT nmore = 0;
-        return t->evd_wait_func(evd, DAT_TIMEOUT_INFINITE, 1, &ev, &nmore);
-    });
+    auto w = evd_waiter(t, evd);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the waiter sleeps
-    DAT_RETURN rc = t->evd_free_func(evd);
-    if (rc != DAT_SUCCESS) {
-        EXPECT_EQ(DAT_GET_TYPE(rc), DAT_INVALID_STATE) << std::hex << rc;
-        ASSERT_EQ(t->evd_set_unwaitable_func(evd), DAT_SUCCESS);
-    }
-    ASSERT_TRUE(w.finished_within(std::chrono::seconds(5)))
+    const DAT_RETURN rc = t->evd_free_func(evd);
+    EXPECT_EQ(rc, DAT_SUCCESS) << "nothing else names the EVD";
+    ASSERT_TRUE(w->finished_within(std::chrono::seconds(5)))
         << "dat_evd_free returned 0x" << std::hex << rc << " and the waiter never came back";
-    EXPECT_NE(w.rc.load(), DAT_SUCCESS);
-    if (rc != DAT_SUCCESS) {
-        EXPECT_EQ(t->evd_free_func(evd), DAT_SUCCESS);
-    }
+    EXPECT_EQ(DAT_GET_TYPE(w->rc.load()), DAT_INTERRUPTED_CALL) << std::hex << w->rc.load();
     EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
 }
 
@@ -527,7 +528,7 @@ TEST(UtilCno, FreeWhileAThreadWaitsOnIt) {
     EXPECT_EQ(rc, DAT_SUCCESS) << "nothing else names the CNO";
     ASSERT_TRUE(w.finished_within(std::chrono::seconds(5)))
         << "dat_cno_free returned 0x" << std::hex << rc << " and the waiter never came back";
-    EXPECT_NE(w.rc.load(), DAT_SUCCESS);
+    EXPECT_EQ(DAT_GET_TYPE(w.rc.load()), DAT_INTERRUPTED_CALL) << std::hex << w.rc.load();
     EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
 }
 
@@ -539,24 +540,18 @@ TEST(UtilEvd, AbruptIaCloseWhileAThreadWaits) {
     DAT_IA_HANDLE ia = bare.open();
     DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
     ASSERT_EQ(t->evd_create_func(ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
-    Waiter w([t, evd] {
-        DAT_EVENT ev{};
-        return t->evd_wait_func(evd, DAT_TIMEOUT_INFINITE, 1, &ev, nullptr);
-    });
+    auto w = evd_waiter(t, evd);
     // ... and one on the async EVD the IA made for itself (deleted by any dat_ia_close).
     DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
     ASSERT_EQ(t->ia_query_func(ia, &async, 0, nullptr, 0, nullptr), DAT_SUCCESS);
-    Waiter wa([t, async] {
-        DAT_EVENT ev{};
-        return t->evd_wait_func(async, DAT_TIMEOUT_INFINITE, 1, &ev, nullptr);
-    });
+    auto wa = evd_waiter(t, async);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
-    ASSERT_TRUE(w.finished_within(std::chrono::seconds(5))) << "the waiter never came back";
-    EXPECT_NE(w.rc.load(), DAT_SUCCESS);
-    ASSERT_TRUE(wa.finished_within(std::chrono::seconds(5)))
+    ASSERT_TRUE(w->finished_within(std::chrono::seconds(5))) << "the waiter never came back";
+    EXPECT_EQ(DAT_GET_TYPE(w->rc.load()), DAT_INTERRUPTED_CALL) << std::hex << w->rc.load();
+    ASSERT_TRUE(wa->finished_within(std::chrono::seconds(5)))
         << "the async EVD's waiter never came back";
-    EXPECT_NE(wa.rc.load(), DAT_SUCCESS);
+    EXPECT_EQ(DAT_GET_TYPE(wa->rc.load()), DAT_INTERRUPTED_CALL) << std::hex << wa->rc.load();
 }
 
 // A consumer's async EVD (dat_ia_open with an EVD of another IA): the IA opened with it
@@ -603,18 +598,15 @@ TEST(UtilEvd, ResizeUnderAWaiterIsRefused) {
     DAT_IA_HANDLE ia = bare.open();
     DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
     ASSERT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
-    Waiter w([t, evd] {
-        DAT_EVENT ev{};
-        return t->evd_wait_func(evd, 3000000, 4, &ev, nullptr);  // four events, within 3 s
-    });
+    auto w = evd_waiter(t, evd, 3'000'000, 4);  // four events, within 3 s
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     const DAT_RETURN rc = t->evd_resize_func(evd, 2);
     EXPECT_EQ(DAT_GET_TYPE(rc), DAT_INVALID_STATE) << "resized under a waiter for 4 events";
     DAT_EVENT se{};
     se.event_number = DAT_SOFTWARE_EVENT;
     for (int i = 0; i < 4; ++i) t->evd_post_se_func(evd, &se);
-    ASSERT_TRUE(w.finished_within(std::chrono::seconds(5)));
-    EXPECT_EQ(w.rc.load(), DAT_SUCCESS) << std::hex << w.rc.load();
+    ASSERT_TRUE(w->finished_within(std::chrono::seconds(5)));
+    EXPECT_EQ(w->rc.load(), DAT_SUCCESS) << std::hex << w->rc.load();
     DAT_EVENT ev{};
     while (t->evd_dequeue_func(evd, &ev) == DAT_SUCCESS) {
     }
