@@ -238,6 +238,17 @@ TEST(Datinfo, TraceLevelOutOfRangeIsAUsageError) {
     EXPECT_HAS(r.err, "0..10");
 }
 
+// --trace takes a level as DAT_TRACE_LEVEL does: digits only, so a sign, a blank or a
+// suffix that the environment variable would refuse is refused here too.
+TEST(Datinfo, TraceLevelIsReadAsStrictlyAsTheEnvironment) {
+    const auto conf = write_conf("tracestrict.conf", fake_line("fake0"));
+    for (const char *spec : {"dat=+3", "dat= 3", "dat=3x", "dapl=0x3", "dat=-0"}) {
+        const auto r = run_datinfo(conf, {"-P", "fake0", "--trace", spec});
+        EXPECT_EQ(r.exit_code, 2) << spec << "\n" << r.out << r.err;
+        EXPECT_HAS(r.err, "0..10");
+    }
+}
+
 TEST(Datinfo, EnvListsVariablesWithMeaning) {
     const auto r =
         run_datinfo("", {"-e", "-l"}, {{"DAT_TRACE_LEVEL", "3"}, {"DAPL_DBG_TYPE", "0xff"}});

@@ -1,6 +1,7 @@
 #include "options.hpp"
 
-#include <cstdlib>
+#include "trace/environment.hpp"
+
 #include <cstring>
 
 namespace datinfo {
@@ -28,9 +29,9 @@ bool parse_trace_spec(const std::string &spec, std::vector<TraceChange> &out, st
             error = "--trace: unknown component '" + who + "' (use dat or dapl)";
             return false;
         }
-        char *end = nullptr;
-        const long level = value.empty() ? -1 : std::strtol(value.c_str(), &end, 10);
-        if (value.empty() || *end != '\0' || level < 0 || level > 10) {
+        // The rule DAT_TRACE_LEVEL follows (digits only: "+3", " 3" or "3x" are refused).
+        int level = 0;
+        if (!opendat::trace::detail::parse_level(value.c_str(), &level)) {
             error = "--trace: level must be 0..10, got '" + value + "'";
             return false;
         }
