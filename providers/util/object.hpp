@@ -32,12 +32,24 @@ struct Ia;
 // unlike the plain store in a destructor it used to be.
 constexpr std::uint32_t kMagicDead = 0xdeadda7a;
 
+// fork(): a child has copies of its parent's objects but shares their sockets and epoll
+// instances and has none of their threads. Using them there (a dat_ia_close sending DISC
+// and deregistering sockets, a post writing frames, a poll reading the parent's data)
+// would break the parent's connections, and waits for threads that do not exist would
+// hang. So every object remembers the process generation it was made in (advanced in each
+// forked child, objects.cpp), and a handle from an earlier one is refused like a dead one.
+inline std::atomic<std::uint32_t> g_fork_generation{0};
+// Cold path of as_header: traces the refusal of an object inherited across fork().
+void refuse_inherited(const void *h) noexcept;
+
 struct Header {
     const DAT_PROVIDER *provider;  // offset 0: the dispatch word
     std::atomic<std::uint32_t> magic;
     DAT_HANDLE_TYPE type;
     DAT_CONTEXT context{};  // dat_set/get_consumer_context
     Ia *ia = nullptr;       // owning IA (the IA itself for an IA)
+    // The process generation it was made in (g_fork_generation).
+    const std::uint32_t generation = g_fork_generation.load(std::memory_order_relaxed);
 
     Header(const DAT_PROVIDER *p, DAT_HANDLE_TYPE t, Ia *owner)
         : provider(p), magic(arena::live_tag(this)), type(t), ia(owner) {}
@@ -93,6 +105,10 @@ inline Header *as_header(DAT_HANDLE h) noexcept {
     if (!arena::contains(h)) return nullptr;
     auto *hdr = static_cast<Header *>(h);
     if (hdr->magic.load(std::memory_order_acquire) != arena::live_tag(hdr)) return nullptr;
+    if (hdr->generation != g_fork_generation.load(std::memory_order_relaxed)) [[unlikely]] {
+        refuse_inherited(hdr);
+        return nullptr;
+    }
     return hdr;
 }
 

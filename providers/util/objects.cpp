@@ -1,5 +1,7 @@
 #include "util/objects.hpp"
 
+#include <pthread.h>
+
 #include <cstring>
 #include <new>
 
@@ -8,6 +10,23 @@
 #include "util/ia_handle.hpp"
 
 namespace opendat::util {
+
+namespace {
+// Each forked child starts a new process generation: the objects it inherited are refused
+// there (object.hpp). Registered when the provider library loads; glibc unregisters it
+// when the library is unloaded.
+void forked_child() noexcept {
+    g_fork_generation.fetch_add(1, std::memory_order_relaxed);
+}
+[[maybe_unused]] const bool g_fork_handler = pthread_atfork(nullptr, nullptr, forked_child) == 0;
+}  // namespace
+
+void refuse_inherited(const void *h) noexcept {
+    DAPL_TRC(trace::kWarn, "handle",
+             "handle %p belongs to the parent of this forked process: refused (DAT objects "
+             "are not inherited across fork)",
+             h);
+}
 
 DAT_IA_HANDLE Ia::consumer_handle() noexcept {
     DAT_IA_HANDLE h = consumer_.load(std::memory_order_relaxed);
