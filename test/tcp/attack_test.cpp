@@ -1027,4 +1027,81 @@ INSTANTIATE_TEST_SUITE_P(Attack, ForkTest,
                          ::testing::Values(ForkChild::Nothing, ForkChild::Exit, ForkChild::IaClose),
                          [](const auto &info) { return std::string(name(info.param)); });
 
+// A receive EVD smaller than the receives posted, and a consumer that does not dequeue:
+// the completions that do not fit are each reported (DAT_ASYNC_ERROR_EVD_OVERFLOW on the
+// async EVD, naming the EVD), none is delivered twice, and nothing hangs.
+TEST(Attack, ReceiveEvdOverflowIsReportedPerLostCompletion) {
+    constexpr int kQlen = 2, kMsgs = 6;
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node s;
+        CHILD_CHECK(s.open() == DAT_SUCCESS);
+        DAT_EVD_HANDLE small = DAT_HANDLE_NULL;
+        CHILD_CHECK(dat_evd_create(s.ia, kQlen, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &small) ==
+                    DAT_SUCCESS);
+        DAT_EVD_PARAM ep{};
+        CHILD_CHECK(dat_evd_query(small, DAT_EVD_FIELD_EVD_QLEN, &ep) == DAT_SUCCESS);
+        const DAT_COUNT qlen = ep.evd_qlen;  // at least kQlen
+        CHILD_CHECK(qlen < kMsgs);
+        CHILD_CHECK(dat_ep_create(s.ia, s.pz, small, s.req_evd, s.conn_evd, nullptr, &s.ep) ==
+                    DAT_SUCCESS);
+        Buffer b;
+        CHILD_CHECK(s.reg(&b, 64 * kMsgs) == DAT_SUCCESS);
+        for (int i = 0; i < kMsgs; ++i) {
+            DAT_LMR_TRIPLET iov = b.iov(static_cast<std::size_t>(64 * i), 64);
+            DAT_DTO_COOKIE ck;
+            ck.as_64 = static_cast<DAT_UINT64>(i);
+            CHILD_CHECK(dat_ep_post_recv(s.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG) ==
+                        DAT_SUCCESS);
+        }
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(s.listen(&qual) == DAT_SUCCESS && ch.send(qual));
+        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);
+        // One overflow report per completion that did not fit.
+        DAT_EVENT ev;
+        for (int i = 0; i < kMsgs - qlen; ++i) {
+            CHILD_CHECK(s.next(s.async_evd, &ev) == DAT_SUCCESS);
+            CHILD_CHECK(ev.event_number == DAT_ASYNC_ERROR_EVD_OVERFLOW);
+            CHILD_CHECK(ev.event_data.asynch_error_event_data.dat_handle == small);
+        }
+        // The completions that fit, in order, once each.
+        for (int i = 0; i < qlen; ++i) {
+            CHILD_CHECK(dat_evd_dequeue(small, &ev) == DAT_SUCCESS);
+            CHILD_CHECK(ev.event_data.dto_completion_event_data.user_cookie.as_64 ==
+                        static_cast<DAT_UINT64>(i));
+            CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
+        }
+        CHILD_CHECK(DAT_GET_TYPE(dat_evd_dequeue(small, &ev)) == DAT_QUEUE_EMPTY);
+        CHILD_CHECK(ch.send(1));
+        int done = 0;
+        CHILD_CHECK(ch.recv(&done));
+        return 0;
+    });
+    ch.parent_side();
+    Node c;
+    Buffer b;
+    ASSERT_EQ(c.open(), DAT_SUCCESS);
+    ASSERT_EQ(c.make_ep(), DAT_SUCCESS);
+    ASSERT_EQ(c.reg(&b, 64), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_TRUE(ch.recv(&qual));
+    DAT_EVENT_NUMBER outcome{};
+    ASSERT_EQ(c.connect(qual, &outcome), DAT_SUCCESS);
+    ASSERT_EQ(outcome, DAT_CONNECTION_EVENT_ESTABLISHED);
+    for (int i = 0; i < kMsgs; ++i) {
+        DAT_LMR_TRIPLET iov = b.iov(0, 16);
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = static_cast<DAT_UINT64>(i);
+        ASSERT_EQ(dat_ep_post_send(c.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+        DAT_EVENT ev;
+        ASSERT_EQ(c.next(c.req_evd, &ev), DAT_SUCCESS);
+        EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    }
+    int checked = 0;
+    EXPECT_TRUE(ch.recv(&checked));
+    ch.send(1);
+    EXPECT_EQ(reap(pid), 0);
+}
+
 }  // namespace
