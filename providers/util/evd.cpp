@@ -40,8 +40,15 @@ bool Evd::post_locked(const DAT_EVENT &ev, bool solicited, bool *wake_inline,
                       Cno **notify) noexcept {
     RevocationLock::assert_not_held("an event posted");  // Debug builds only
     if (count_ == ring_.size()) {
-        DAPL_TRC(trace::kError, "evd", "EVD %p overflow, event 0x%x dropped",
-                 static_cast<void *>(this), ev.event_number);
+        // dat_evd_post_se tells its caller (DAT_QUEUE_FULL), who may simply retry: no error
+        // line for each try. Anything else is an event lost: an error, but rate-limited, as
+        // a consumer that stopped dequeuing loses many in a burst.
+        if (ev.event_number == DAT_SOFTWARE_EVENT)
+            DAPL_TRC(trace::kInfo, "evd", "EVD %p full: software event refused (DAT_QUEUE_FULL)",
+                     static_cast<void *>(this));
+        else
+            DAPL_TRC_RL(trace::kError, "evd", 10, "EVD %p overflow, event 0x%x dropped",
+                        static_cast<void *>(this), ev.event_number);
         return false;
     }
     std::size_t at = head_ + count_;  // no division on the hot path

@@ -5,6 +5,7 @@
 // attributes. Run under the asan preset, a leak or a double free fails the test.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <unistd.h>
 
 #include <dat2/udat.h>
 #include <dat2/dat_registry.h>
@@ -12,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -20,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include "trace/trace.hpp"
 #include "util/deferred_free.hpp"
 #include "util/evd.hpp"
 #include "util/objects.hpp"
@@ -613,4 +616,60 @@ TEST(UtilEvd, ResizeUnderAWaiterIsRefused) {
     EXPECT_EQ(t->evd_resize_func(evd, 2), DAT_SUCCESS);
     EXPECT_EQ(t->evd_free_func(evd), DAT_SUCCESS);
     EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+}
+
+// A full EVD: dat_evd_post_se tells its caller (DAT_QUEUE_FULL), who may retry at will, so
+// it writes no error line (a busy producer used to print one per try); an event the
+// provider loses (a DTO completion) is an error line.
+TEST(UtilEvd, FullEvdRefusesASoftwareEventWithoutAnErrorLine) {
+    char path[] = "/tmp/opendat-evd-full-XXXXXX";
+    const int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    close(fd);
+    setenv("DAPL_TRACE_DEST", path, 1);
+    setenv("DAPL_TRACE_LEVEL", "1", 1);  // the default: errors only
+    opendat::trace::dapl_domain().configure_from_environment();
+    {
+        Instance bare("util-evd-full", "65536 16", &make_bare);
+        const DAT_PROVIDER *t = bare.table;
+        DAT_IA_HANDLE ia = bare.open();
+        DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
+        ASSERT_EQ(t->evd_create_func(ia, 2, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd),
+                  DAT_SUCCESS);
+        DAT_EVD_PARAM p{};
+        ASSERT_EQ(t->evd_query_func(evd, DAT_EVD_FIELD_EVD_QLEN, &p), DAT_SUCCESS);
+        DAT_EVENT se{};
+        se.event_number = DAT_SOFTWARE_EVENT;
+        for (DAT_COUNT i = 0; i < p.evd_qlen; ++i)
+            ASSERT_EQ(t->evd_post_se_func(evd, &se), DAT_SUCCESS);
+        for (int i = 0; i < 100; ++i)
+            EXPECT_EQ(DAT_GET_TYPE(t->evd_post_se_func(evd, &se)), DAT_QUEUE_FULL);
+        DAT_EVENT dto{};
+        dto.event_number = DAT_DTO_COMPLETION_EVENT;
+        EXPECT_FALSE(static_cast<Evd *>(evd)->post(dto)) << "the EVD is full";
+        DAT_EVENT ev{};
+        while (t->evd_dequeue_func(evd, &ev) == DAT_SUCCESS) {
+        }
+        EXPECT_EQ(t->evd_free_func(evd), DAT_SUCCESS);
+        EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+    }
+    unsetenv("DAPL_TRACE_DEST");
+    unsetenv("DAPL_TRACE_LEVEL");
+    opendat::trace::dapl_domain().configure_from_environment();
+    std::string text;
+    if (FILE *f = std::fopen(path, "r")) {
+        char buf[4096];
+        std::size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+        std::fclose(f);
+    }
+    std::remove(path);
+    // Nothing about the refused software events (event 0x10001) at the default level.
+    EXPECT_EQ(text.find("0x10001"), std::string::npos) << text.substr(0, 400);
+    EXPECT_EQ(text.find("software event"), std::string::npos) << text.substr(0, 400);
+    std::size_t lines = 0;
+    for (std::size_t at = text.find("overflow, event 0x1 dropped"); at != std::string::npos;
+         at = text.find("overflow, event 0x1 dropped", at + 1))
+        ++lines;
+    EXPECT_EQ(lines, 1u) << "the lost DTO completion: one error line\n" << text;
 }
