@@ -289,7 +289,12 @@ void Engine::run() noexcept {
             // consumer may hold it for as long as its dat_evd_wait sleeps in epoll_wait:
             // then the parked objects wait for a later round.
             std::unique_lock dlk(dispatch_mu_, std::try_to_lock);
-            if (dlk.owns_lock()) parked_.drain();
+            // hot_ may name a parked object: retire() clears it, but a dispatch of events
+            // fetched before the retirement sets it again. Every dispatch holds
+            // dispatch_mu_, so once we have it, forgetting hot_ before the objects go
+            // leaves an inline poller no freed connection to poll.
+            if (dlk.owns_lock())
+                parked_.drain([this] { hot_.store(nullptr, std::memory_order_release); });
             std::lock_guard lk(mu_);
             ticking = !ticking_.empty();
         }

@@ -13,13 +13,11 @@ void DeferredFree::park(Deferred d) noexcept {
     }
 }
 
-void DeferredFree::drain() noexcept {
+std::vector<Deferred> DeferredFree::take() noexcept {
     std::vector<Deferred> batch;
-    {
-        std::lock_guard lk(mu_);
-        batch.swap(parked_);
-    }
-    for (const Deferred &d : batch) d();
+    std::lock_guard lk(mu_);
+    batch.swap(parked_);
+    return batch;
 }
 
 }  // namespace opendat::util

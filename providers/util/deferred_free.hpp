@@ -43,9 +43,22 @@ class DeferredFree {
     }
     // Frees everything parked so far, oldest first (an object parked after the one it
     // refers to outlives it). Objects parked while this runs wait for the next drain.
-    void drain() noexcept;
+    void drain() noexcept {
+        drain([] {});
+    }
+    // The same, calling before() first when there is anything to free (under the caller's
+    // locks): to forget a cached pointer that may name one of the objects about to go.
+    template <class F>
+    void drain(F before) noexcept {
+        std::vector<Deferred> batch = take();
+        if (batch.empty()) return;
+        before();
+        for (const Deferred &d : batch) d();
+    }
 
   private:
+    std::vector<Deferred> take() noexcept;  // everything parked so far, oldest first
+
     std::mutex mu_;
     std::vector<Deferred> parked_;
 };

@@ -295,6 +295,30 @@ TEST(UtilDeferredFree, FreesInTheOrderObjectsWereParked) {
     EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
 }
 
+// drain(before): before() runs once, ahead of the first free, and only when something is
+// freed (the tcp engine forgets its cached hot connection there: a dispatch of events
+// fetched before a connection was retired could have cached it again).
+TEST(UtilDeferredFree, DrainRunsItsHookBeforeFreeingAndOnlyThen) {
+    static std::vector<int> order;
+    struct Probe {
+        int id;
+        ~Probe() { order.push_back(id); }
+    };
+    order.clear();
+    DeferredFree d;
+    int hooks = 0;
+    d.drain([&] { ++hooks; });
+    EXPECT_EQ(hooks, 0) << "nothing parked, nothing to forget";
+    d.park(new Probe{1});
+    d.park(new Probe{2});
+    d.drain([&] {
+        ++hooks;
+        EXPECT_TRUE(order.empty()) << "the hook runs before anything is freed";
+    });
+    EXPECT_EQ(hooks, 1);
+    EXPECT_EQ(order, (std::vector<int>{1, 2}));
+}
+
 namespace {
 // Takes every dat_ep_modify of what it built an EP from, and counts them.
 class ReshapingTransport final : public BareTransport {
