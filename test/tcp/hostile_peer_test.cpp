@@ -26,28 +26,13 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// A raw peer connected to `s`'s listener, accepted on `ep`; it announces `version` and the
-// capability bits `caps`. Returns the socket (the CONN_ACC already read).
-int raw_peer(Node &s, DAT_EP_HANDLE ep, DAT_CONN_QUAL qual, std::uint8_t version = 1,
-             std::uint32_t caps = 0) {
+// A raw peer connected to `s`'s listener and accepted on s.ep, announcing `terms`. Returns
+// the socket (the CONN_ACC already read), -1 on failure.
+int raw_peer(Node &s, DAT_CONN_QUAL qual, WireTerms terms = {}) {
     int fd = attack::connect_tcp(own_address(), static_cast<std::uint16_t>(qual));
     if (fd < 0) return -1;
-    FrameHeader req = make_handshake(kConnReq, 0, WireTerms{version, caps});
-    if (!attack::send_all(fd, &req, sizeof req)) {
-        close(fd);
-        return -1;
-    }
-    DAT_EVENT ev;
-    if (s.next(s.cr_evd, &ev) != DAT_SUCCESS || ev.event_number != DAT_CONNECTION_REQUEST_EVENT ||
-        dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, ep, 0, nullptr) !=
-            DAT_SUCCESS ||
-        s.next(s.conn_evd, &ev) != DAT_SUCCESS ||
-        ev.event_number != DAT_CONNECTION_EVENT_ESTABLISHED) {
-        close(fd);
-        return -1;
-    }
-    FrameHeader acc{};
-    if (!attack::recv_all(fd, &acc, sizeof acc) || acc.op != kConnAcc) {
+    if (!attack::send_conn_req(fd, terms) || s.accept_one() != DAT_SUCCESS ||
+        !attack::expect_conn_acc(fd)) {
         close(fd);
         return -1;
     }
@@ -81,7 +66,7 @@ TEST(HostilePeer, RevokedSrqReceiveIsGivenBack) {
     ASSERT_EQ(srq_endpoint(s, &srq), DAT_SUCCESS);
     DAT_CONN_QUAL qual = 0;
     ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
-    int fd = raw_peer(s, s.ep, qual);
+    int fd = raw_peer(s, qual);
     ASSERT_GE(fd, 0);
 
     std::vector<unsigned char> mem(256, 0x11);
@@ -140,7 +125,7 @@ TEST(HostilePeer, WriteImmOnEmptySrqWaitsForAReceive) {
     ASSERT_EQ(s.reg(&rbuf, 64), DAT_SUCCESS);
     DAT_CONN_QUAL qual = 0;
     ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
-    int fd = raw_peer(s, s.ep, qual, 2, kCapImmediate);
+    int fd = raw_peer(s, qual, WireTerms{2, kCapImmediate});
     ASSERT_GE(fd, 0);
     FrameHeader h = make_frame(2, kWriteImm, 16, 3);
     h.addr = reinterpret_cast<std::uintptr_t>(target.mem.data());
@@ -169,53 +154,4 @@ TEST(HostilePeer, WriteImmOnEmptySrqWaitsForAReceive) {
     DAT_SRQ_PARAM p = srq_param(srq);
     EXPECT_EQ(p.outstanding_dto_count, 0);
     EXPECT_EQ(dat_srq_free(srq), DAT_SUCCESS);
-}
-
-// A peer that announces version 1 but also capability bits (version 1 has none,
-// docs/tcp-provider.md "Versions and growth"): the connection speaks version 1 without
-// capabilities. Extension posts are refused with DAT_MODEL_NOT_SUPPORTED, as for any
-// version-1 peer (the ATOMIC_REQ would need a header extension, which version 1 cannot
-// carry), and the peer's own WRITE_IMM is a protocol error.
-TEST(HostilePeer, Version1PeerClaimingCapabilitiesGetsNone) {
-    Node s;
-    ASSERT_EQ(s.open(), DAT_SUCCESS);
-    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
-    constexpr auto kAtomicPriv = static_cast<DAT_MEM_PRIV_FLAGS>(
-        static_cast<int>(DAT_MEM_PRIV_ALL_FLAG) | static_cast<int>(DAT_IB_MEM_PRIV_REMOTE_ATOMIC));
-    Buffer src, rbuf;
-    ASSERT_EQ(s.reg(&src, 64, kAtomicPriv), DAT_SUCCESS);
-    ASSERT_EQ(s.reg(&rbuf, 64), DAT_SUCCESS);
-    DAT_LMR_TRIPLET rl = rbuf.iov();
-    DAT_DTO_COOKIE ck;
-    ck.as_64 = 1;
-    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &rl, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
-    DAT_CONN_QUAL qual = 0;
-    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
-    int fd = raw_peer(s, s.ep, qual, 1, kCapsImplemented);
-    ASSERT_GE(fd, 0);
-    DAT_LMR_TRIPLET l = src.iov(0, 8);
-    DAT_RMR_TRIPLET r{};
-    r.virtual_address = 0x1000;
-    r.segment_length = 8;
-    r.rmr_context = 1;
-    EXPECT_EQ(
-        DAT_GET_TYPE(dat_ib_post_fetch_and_add(s.ep, 1, &l, ck, &r, DAT_COMPLETION_DEFAULT_FLAG)),
-        DAT_MODEL_NOT_SUPPORTED);
-    EXPECT_EQ(DAT_GET_TYPE(dat_ib_post_rdma_write_immed(s.ep, 1, &l, ck, &r, 7u,
-                                                        DAT_COMPLETION_DEFAULT_FLAG)),
-              DAT_MODEL_NOT_SUPPORTED);
-    // The peer's WRITE_IMM in version-1 framing: not an op of this connection.
-    FrameHeader h = make_header(kWriteImm, 8, 1);
-    h.addr = reinterpret_cast<std::uintptr_t>(src.mem.data());
-    h.rkey = src.rmr_ctx;
-    h.aux = 99;
-    unsigned char payload[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    attack::send_all(fd, &h, sizeof h);
-    attack::send_all(fd, payload, sizeof payload);
-    DAT_EVENT ev;
-    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
-    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
-    sync_with_provider(s.ep);
-    EXPECT_EQ(src.mem[0], 0) << "a version-1 peer's WRITE_IMM was executed";
-    close(fd);
 }

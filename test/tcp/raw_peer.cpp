@@ -99,6 +99,11 @@ bool send_conn_req(int fd) {
     return send_all(fd, &h, sizeof h);
 }
 
+bool send_conn_req(int fd, WireTerms terms) {
+    FrameHeader h = make_handshake(kConnReq, 0, terms);
+    return send_all(fd, &h, sizeof h);
+}
+
 bool expect_conn_acc(int fd) {
     FrameHeader h{};
     if (!recv_all(fd, &h, sizeof h)) return false;

@@ -29,8 +29,10 @@ bool recv_all(int fd, void *p, std::size_t n, int timeout_ms = 10000);
 // false if it is still open after timeout_ms. *bytes (optional) counts what was read.
 bool wait_closed(int fd, int timeout_ms, std::size_t *bytes = nullptr);
 
-// Active side: CONN_REQ, then the CONN_ACC (false if anything else comes).
+// Active side: CONN_REQ, then the CONN_ACC (false if anything else comes). The first form
+// sends what version 1 sends; the second announces `terms` (version, capability bits).
 bool send_conn_req(int fd);
+bool send_conn_req(int fd, opendat::tcp::WireTerms terms);
 bool expect_conn_acc(int fd);
 // Passive side: reads a CONN_REQ (and its private data), answers CONN_ACC.
 bool answer_conn_req(int fd);

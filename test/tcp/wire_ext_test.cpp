@@ -57,9 +57,9 @@ bool write_all(int fd, const void *p, std::size_t n) {
     return send(fd, p, n, MSG_NOSIGNAL) == static_cast<ssize_t>(n);
 }
 
-// A raw peer connected to `s`'s listener and accepted; it announces version 2 and the
+// A raw peer connected to `s`'s listener and accepted; it announces `version` and the
 // capability bits `caps`. Returns the socket.
-int raw_peer(Node &s, DAT_CONN_QUAL qual, std::uint32_t caps) {
+int raw_peer(Node &s, DAT_CONN_QUAL qual, std::uint32_t caps, std::uint8_t version = 2) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in sin{};
     sin.sin_family = AF_INET;
@@ -73,7 +73,7 @@ int raw_peer(Node &s, DAT_CONN_QUAL qual, std::uint32_t caps) {
     req.version = 1;
     req.hdr_len = 0;
     req.op = kConnReq;
-    req.aux = 2;
+    req.aux = version;
     req.rkey = caps;
     Hdr acc;
     if (!write_all(fd, &req, sizeof req) || s.accept_one() != DAT_SUCCESS ||
@@ -294,5 +294,57 @@ TEST(TcpWireExt, PeerWithoutTheCapabilityRefusesThePost) {
     Hdr out;
     ASSERT_TRUE(read_all(fd, &out, sizeof out));
     EXPECT_EQ(out.op, kSend);  // the first frame after the handshake: nothing was queued
+    close(fd);
+}
+
+// A peer that announces version 1 but also capability bits (version 1 has none,
+// docs/tcp-provider.md "Versions and growth"): the connection speaks version 1 without
+// capabilities. Extension posts are refused with DAT_MODEL_NOT_SUPPORTED, as for any
+// version-1 peer (the ATOMIC_REQ would need a header extension, which version 1 cannot
+// carry), and the peer's own WRITE_IMM is a protocol error.
+TEST(TcpWireExt, Version1PeerClaimingCapabilitiesGetsNone) {
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    Buffer src, rbuf;
+    ASSERT_EQ(s.reg(&src, 64, kAtomicPriv), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&rbuf, 64), DAT_SUCCESS);
+    DAT_LMR_TRIPLET rl = rbuf.iov();
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = 1;
+    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &rl, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    int fd = raw_peer(s, qual, 0x7, 1);  // every documented capability bit
+    ASSERT_GE(fd, 0);
+    DAT_LMR_TRIPLET l = src.iov(0, 8);
+    DAT_RMR_TRIPLET r{};
+    r.virtual_address = 0x1000;
+    r.segment_length = 8;
+    r.rmr_context = 1;
+    EXPECT_EQ(
+        DAT_GET_TYPE(dat_ib_post_fetch_and_add(s.ep, 1, &l, ck, &r, DAT_COMPLETION_DEFAULT_FLAG)),
+        DAT_MODEL_NOT_SUPPORTED);
+    EXPECT_EQ(DAT_GET_TYPE(dat_ib_post_rdma_write_immed(s.ep, 1, &l, ck, &r, 7u,
+                                                        DAT_COMPLETION_DEFAULT_FLAG)),
+              DAT_MODEL_NOT_SUPPORTED);
+    // The peer's WRITE_IMM in version-1 framing: not an op of this connection.
+    Hdr h;
+    h.version = 1;
+    h.hdr_len = 0;
+    h.op = kWriteImm;
+    h.length = 8;
+    h.seq = 1;
+    h.addr = reinterpret_cast<std::uintptr_t>(src.mem.data());
+    h.rkey = src.rmr_ctx;
+    h.aux = 99;
+    unsigned char payload[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    write_all(fd, &h, sizeof h);
+    write_all(fd, payload, sizeof payload);
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
+    sync_with_provider(s.ep);
+    EXPECT_EQ(src.mem[0], 0) << "a version-1 peer's WRITE_IMM was executed";
     close(fd);
 }
