@@ -112,7 +112,8 @@ void Domain::configure_from_environment() noexcept {
     set_level(level);
 
     // Configuration problems are reported even when only errors are traced (the user asked
-    // for something and did not get it), but not when the domain is switched off.
+    // for something and did not get it), but not when the domain is switched off: the rule
+    // config_warning() offers everyone else.
     if (level > kOff)
         for (int i = 0; i < warnings.count; ++i)
             emit_warning(sinks(), spec_.who, "%s", warnings.text[i]);
@@ -130,6 +131,14 @@ void Domain::vemit(int level, const char *where, const char *fmt, va_list ap) no
     const detail::SinkSet &s = sinks();
     if (level > kWarn && !detail::subsys_selects(s.subsys, where)) return;
     emit_to(s, spec_.who, level, where, nullptr, 0, fmt, ap);
+}
+
+void Domain::config_warning(const char *where, const char *fmt, ...) noexcept {
+    if (level() <= kOff) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vemit(kWarn, where, fmt, ap);
+    va_end(ap);
 }
 
 void Domain::emit_at(int level, const char *where, const char *func, int line, const char *fmt,

@@ -102,6 +102,12 @@ class Domain {
     void emit(int level, const char *where, const char *fmt, ...) noexcept
         __attribute__((format(printf, 4, 5)));
     void vemit(int level, const char *where, const char *fmt, va_list ap) noexcept;
+    // A configuration problem (a variable the user set to a value that cannot be used):
+    // one kWarn line whenever the domain is on at all, so also at the default level 1
+    // where other warnings are dropped, by the rule configure_from_environment() applies
+    // to the trace variables themselves (the user asked for something and did not get it).
+    void config_warning(const char *where, const char *fmt, ...) noexcept
+        __attribute__((format(printf, 3, 4)));
     // The same, from a call site: at domain level >= kDetail the line shows func and line
     // ("<where>(<func>:<line>): ..."). Lines above kWarn whose tag the subsystem filter does
     // not select are dropped. The macros below use this.

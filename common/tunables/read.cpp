@@ -21,16 +21,13 @@ void warn_rejected(const Spec &spec, const char *value) noexcept {
     const auto specs = all();
     for (std::size_t i = 0; i < specs.size() && i < std::size(g_warned); ++i)
         if (specs[i] == &spec && g_warned[i].exchange(true, std::memory_order_relaxed)) return;
-    // A configuration warning, like a bad DAPL_TRACE_LEVEL: written whenever the domain is
-    // on at all, so also at the default level 1 (errors), where a kWarn line would be dropped.
-    trace::Domain &domain = trace::dapl_domain();
-    if (domain.level() <= trace::kOff) return;
     char why[160];
     char quoted[trace::detail::kQuotedMax];
     check(spec, value, why, sizeof why);
     trace::detail::quote(value, quoted, sizeof quoted);
-    domain.emit(trace::kWarn, "tunables", "%s=%s: %s; using the default %s", spec.name, quoted, why,
-                spec.default_text);
+    // A configuration warning, like a bad DAPL_TRACE_LEVEL: seen at the default level too.
+    trace::dapl_domain().config_warning("tunables", "%s=%s: %s; using the default %s", spec.name,
+                                        quoted, why, spec.default_text);
 }
 
 }  // namespace
