@@ -16,12 +16,6 @@ bool is_blank(char c) {
     return c == ' ' || c == '\t';
 }
 
-// Control bytes other than tab mean the file is not text; a line holding one is rejected
-// as a whole rather than guessing where its fields are.
-bool is_binary(unsigned char c) {
-    return (c < 0x20 && c != '\t') || c == 0x7f;
-}
-
 struct LineError {
     std::string field;
     std::string message;
@@ -167,13 +161,10 @@ ParseResult parse_dat_conf(std::string_view text, const std::string &file) {
                 ConfigDiagnostic{file, line_no, std::move(field), std::move(message)});
         };
 
-        std::size_t bad = 0;
-        while (bad < line.size() && !is_binary(static_cast<unsigned char>(line[bad]))) ++bad;
-        if (bad < line.size()) {
-            // No field attribution: a line with control bytes is not a record at all.
-            fail("line", line[bad] == '\0'
-                             ? "binary/NUL byte at column " + std::to_string(bad + 1)
-                             : "binary/control byte at column " + std::to_string(bad + 1));
+        // Control bytes other than tab mean the file is not text: the line is rejected as a
+        // whole (no field attribution) rather than guessing where its fields are.
+        if (std::string bad = check_text(line); !bad.empty()) {
+            fail("line", std::move(bad));
             continue;
         }
 

@@ -118,4 +118,10 @@ LocatorInputs current_locator_inputs(const void *address_in_module) {
     return in;
 }
 
+std::string unread_config_message(const LocatorResult &r) {
+    if (r.reason != "DAT_OVERRIDE") return "configuration file not found";
+    return r.path.empty() ? "DAT_OVERRIDE is set but empty: no file is read"
+                          : "DAT_OVERRIDE, bad filename - " + r.path;
+}
+
 }  // namespace opendat::registry

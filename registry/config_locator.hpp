@@ -34,6 +34,11 @@ struct LocatorResult {
 // Pure decision, testable with fake inputs.
 LocatorResult locate_config(const LocatorInputs &in);
 
+// Why no file is read when `r` found none: DAT_OVERRIDE set but empty, DAT_OVERRIDE naming
+// a file that cannot be opened, or the candidate not found. One wording for libdat2's
+// trace and datinfo's report.
+std::string unread_config_message(const LocatorResult &r);
+
 // The real inputs: environment, uids, dladdr() of this code, compile definitions.
 LocatorInputs current_locator_inputs();
 

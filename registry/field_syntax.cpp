@@ -39,4 +39,14 @@ std::string check_length(std::string_view s, std::size_t limit) {
     return "field too long (" + std::to_string(s.size()) + " > " + std::to_string(limit) + ")";
 }
 
+std::string check_text(std::string_view s) {
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if ((c < 0x20 && c != '\t') || c == 0x7f)
+            return std::string(c == 0 ? "binary/NUL byte" : "binary/control byte") + " at column " +
+                   std::to_string(i + 1);
+    }
+    return {};
+}
+
 }  // namespace opendat::registry

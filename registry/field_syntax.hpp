@@ -30,5 +30,9 @@ std::optional<ApiVersion> parse_api_version(std::string_view s) noexcept;
 std::optional<ProviderVersion> parse_provider_version(std::string_view s);
 // Empty string when `s` fits `limit`, else "field too long (N > limit)".
 std::string check_length(std::string_view s, std::size_t limit);
+// Empty string when `s` is text, else "binary/NUL byte at column N" or "binary/control
+// byte at column N" for its first control byte other than tab (both formats refuse them:
+// in an IA name they would split every trace line and report).
+std::string check_text(std::string_view s);
 
 }  // namespace opendat::registry

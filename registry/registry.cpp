@@ -267,15 +267,10 @@ void Registry::initialize() noexcept {
             snap.opened = fp.opened;
             snap.entries = std::move(fp.result.entries);
             snap.diagnostics = std::move(fp.result.diagnostics);
-        } else if (loc.reason == "DAT_OVERRIDE") {
-            // Also when it is set but empty: every open would then fail, so say why once.
+        } else if (!loc.path.empty() || loc.reason == "DAT_OVERRIDE") {
+            // Also when DAT_OVERRIDE is set but empty: every open would then fail, so say why.
             snap.diagnostics.push_back(
-                ConfigDiagnostic{loc.path, 0, "file",
-                                 loc.path.empty() ? "DAT_OVERRIDE is set but empty: no file is read"
-                                                  : "DAT_OVERRIDE, bad filename - " + loc.path});
-        } else if (!loc.path.empty()) {
-            snap.diagnostics.push_back(
-                ConfigDiagnostic{loc.path, 0, "file", "configuration file not found"});
+                ConfigDiagnostic{loc.path, 0, "file", unread_config_message(loc)});
         }
         for (const auto &d : snap.diagnostics)
             DAT_TRC(d.warning ? trace::kWarn : trace::kError, "registry", "%s:%d: %s: %s%s",

@@ -34,15 +34,9 @@ std::string scalar_text(const YAML::Node &n, const std::string &field, std::size
     if (n.IsNull()) return {};
     if (!n.IsScalar()) throw EntryError{line_of(n), field, "must be a string"};
     std::string s = n.Scalar();
-    if (s.find('\0') != std::string::npos) throw EntryError{line_of(n), field, "binary/NUL byte"};
-    // As in the classic format: control bytes other than tab ("\n", "\x01" through YAML
-    // escapes) are refused; in an IA name they would split every trace line and report.
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if ((c < 0x20 && c != '\t') || c == 0x7f)
-            throw EntryError{line_of(n), field,
-                             "binary/control byte at column " + std::to_string(i + 1)};
-    }
+    // As in the classic format: NUL and other control bytes but tab (written with YAML
+    // escapes, "\n", "\x01") are refused.
+    if (auto bad = check_text(s); !bad.empty()) throw EntryError{line_of(n), field, bad};
     if (auto err = check_length(s, limit); !err.empty()) throw EntryError{line_of(n), field, err};
     return s;
 }

@@ -86,12 +86,8 @@ ConfigReport read_configuration() {
         r.entries = std::move(fp.result.entries);
         r.diagnostics = std::move(fp.result.diagnostics);
     } else {
-        // The same messages as the registry (registry.cpp).
-        std::string message = "configuration file not found";
-        if (r.located.reason == "DAT_OVERRIDE")
-            message = r.located.path.empty() ? "DAT_OVERRIDE is set but empty: no file is read"
-                                             : "DAT_OVERRIDE, bad filename - " + r.located.path;
-        r.diagnostics.push_back(reg::ConfigDiagnostic{r.located.path, 0, "file", message, false});
+        r.diagnostics.push_back(reg::ConfigDiagnostic{
+            r.located.path, 0, "file", reg::unread_config_message(r.located), false});
     }
     classify(r);
     if (r.opened) cross_check(r);
