@@ -95,6 +95,21 @@ Hdr atomic_req(std::uint64_t addr, std::uint32_t rkey, std::uint32_t kind) {
     return h;
 }
 
+// `s` opened with an EP, `region` (`len` bytes, atomic privileges) registered, one
+// receive of cookie `cookie` posted into `rbuf` (64 bytes), and listening on *qual.
+void listen_with_receive(Node &s, Buffer &region, std::size_t len, Buffer &rbuf, DAT_UINT64 cookie,
+                         DAT_CONN_QUAL *qual) {
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&region, len, kAtomicPriv), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&rbuf, 64), DAT_SUCCESS);
+    DAT_LMR_TRIPLET l = rbuf.iov();
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = cookie;
+    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &l, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    ASSERT_EQ(s.listen(qual), DAT_SUCCESS);
+}
+
 // The connection ends as a protocol error: BROKEN and the asynchronous EP error.
 void expect_broken(Node &s) {
     DAT_EVENT ev;
@@ -108,17 +123,9 @@ void expect_broken(Node &s) {
 
 TEST(TcpWireExt, WellFormedExtensionFramesWork) {
     Node s;
-    ASSERT_EQ(s.open(), DAT_SUCCESS);
-    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
     Buffer region, rbuf;
-    ASSERT_EQ(s.reg(&region, 256, kAtomicPriv), DAT_SUCCESS);
-    ASSERT_EQ(s.reg(&rbuf, 64), DAT_SUCCESS);
-    DAT_LMR_TRIPLET l = rbuf.iov();
-    DAT_DTO_COOKIE ck;
-    ck.as_64 = 42;
-    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &l, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
     DAT_CONN_QUAL qual = 0;
-    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(listen_with_receive(s, region, 256, rbuf, 42, &qual));
     int fd = raw_peer(s, qual, 3);
     ASSERT_GE(fd, 0);
     const auto base = reinterpret_cast<std::uintptr_t>(region.mem.data());
@@ -304,19 +311,13 @@ TEST(TcpWireExt, PeerWithoutTheCapabilityRefusesThePost) {
 // carry), and the peer's own WRITE_IMM is a protocol error.
 TEST(TcpWireExt, Version1PeerClaimingCapabilitiesGetsNone) {
     Node s;
-    ASSERT_EQ(s.open(), DAT_SUCCESS);
-    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
     Buffer src, rbuf;
-    ASSERT_EQ(s.reg(&src, 64, kAtomicPriv), DAT_SUCCESS);
-    ASSERT_EQ(s.reg(&rbuf, 64), DAT_SUCCESS);
-    DAT_LMR_TRIPLET rl = rbuf.iov();
-    DAT_DTO_COOKIE ck;
-    ck.as_64 = 1;
-    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &rl, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
     DAT_CONN_QUAL qual = 0;
-    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(listen_with_receive(s, src, 64, rbuf, 1, &qual));
     int fd = raw_peer(s, qual, 0x7, 1);  // every documented capability bit
     ASSERT_GE(fd, 0);
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = 1;
     DAT_LMR_TRIPLET l = src.iov(0, 8);
     DAT_RMR_TRIPLET r{};
     r.virtual_address = 0x1000;

@@ -508,6 +508,14 @@ struct Waiter {
     }
 };
 
+// A software EVD of `qlen` on `ia` through the provider table; DAT_HANDLE_NULL on failure.
+DAT_EVD_HANDLE software_evd(const DAT_PROVIDER *t, DAT_IA_HANDLE ia, DAT_COUNT qlen) {
+    DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
+    return t->evd_create_func(ia, qlen, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd) == DAT_SUCCESS
+               ? evd
+               : DAT_HANDLE_NULL;
+}
+
 // A thread in dat_evd_wait(evd, timeout, threshold) through the provider table.
 std::unique_ptr<Waiter> evd_waiter(const DAT_PROVIDER *t, DAT_EVD_HANDLE evd,
                                    DAT_TIMEOUT timeout = DAT_TIMEOUT_INFINITE,
@@ -527,8 +535,8 @@ TEST(UtilEvd, FreeWhileAThreadWaitsOnIt) {
     Instance bare("util-evd-free-wait", "65536 16", &make_bare);
     const DAT_PROVIDER *t = bare.table;
     DAT_IA_HANDLE ia = bare.open();
-    DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
-    ASSERT_EQ(t->evd_create_func(ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
+    DAT_EVD_HANDLE evd = software_evd(t, ia, 4);
+    ASSERT_NE(evd, DAT_HANDLE_NULL);
     auto w = evd_waiter(t, evd);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the waiter sleeps
     const DAT_RETURN rc = t->evd_free_func(evd);
@@ -565,8 +573,8 @@ TEST(UtilEvd, AbruptIaCloseWhileAThreadWaits) {
     Instance bare("util-evd-close-wait", "65536 16", &make_bare);
     const DAT_PROVIDER *t = bare.table;
     DAT_IA_HANDLE ia = bare.open();
-    DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
-    ASSERT_EQ(t->evd_create_func(ia, 4, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
+    DAT_EVD_HANDLE evd = software_evd(t, ia, 4);
+    ASSERT_NE(evd, DAT_HANDLE_NULL);
     auto w = evd_waiter(t, evd);
     // ... and one on the async EVD the IA made for itself (deleted by any dat_ia_close).
     DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
@@ -623,8 +631,8 @@ TEST(UtilEvd, ResizeUnderAWaiterIsRefused) {
     Instance bare("util-evd-resize-wait", "65536 16", &make_bare);
     const DAT_PROVIDER *t = bare.table;
     DAT_IA_HANDLE ia = bare.open();
-    DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
-    ASSERT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd), DAT_SUCCESS);
+    DAT_EVD_HANDLE evd = software_evd(t, ia, 8);
+    ASSERT_NE(evd, DAT_HANDLE_NULL);
     auto w = evd_waiter(t, evd, 3'000'000, 4);  // four events, within 3 s
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     const DAT_RETURN rc = t->evd_resize_func(evd, 2);
@@ -657,9 +665,8 @@ TEST(UtilEvd, FullEvdRefusesASoftwareEventWithoutAnErrorLine) {
         Instance bare("util-evd-full", "65536 16", &make_bare);
         const DAT_PROVIDER *t = bare.table;
         DAT_IA_HANDLE ia = bare.open();
-        DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
-        ASSERT_EQ(t->evd_create_func(ia, 2, DAT_HANDLE_NULL, DAT_EVD_SOFTWARE_FLAG, &evd),
-                  DAT_SUCCESS);
+        DAT_EVD_HANDLE evd = software_evd(t, ia, 2);
+        ASSERT_NE(evd, DAT_HANDLE_NULL);
         DAT_EVD_PARAM p{};
         ASSERT_EQ(t->evd_query_func(evd, DAT_EVD_FIELD_EVD_QLEN, &p), DAT_SUCCESS);
         DAT_EVENT se{};
