@@ -46,7 +46,11 @@ bool SrqImpl::size_slots(std::uint32_t wr) noexcept {
 }
 
 void srq_receive_done(SrqImpl *s) noexcept {
+    // A completion still in a CQ after dat_srq_free (its EP freed before it, its receive
+    // never dequeued): the mirror went with util's SRQ.
+    std::lock_guard live(s->live_mu);
     util::Srq *srq = s->srq;
+    if (srq == nullptr) return;
     {
         std::lock_guard lk(srq->mu);
         util::SrqRecv r;
@@ -87,6 +91,10 @@ void VerbsTransport::srq_destroy(util::Srq *srq) noexcept {
     if (int rc = ibv_destroy_srq(impl->dev); rc != 0)
         DAPL_TRC(trace::kError, "verbs", "ibv_destroy_srq: %s", std::strerror(rc));
     srq->impl = nullptr;
+    {
+        std::lock_guard live(impl->live_mu);
+        impl->srq = nullptr;  // util deletes its SRQ when this returns
+    }
     // A completion of this SRQ still in a CQ names a slot: kept with the EPs' graveyard.
     graveyard_.park(util::Deferred::of(impl));
 }

@@ -23,6 +23,9 @@
 namespace opendat::verbs {
 
 struct SrqImpl {
+    // util's SRQ, until dat_srq_free: this SrqImpl outlives it (completions still in a CQ
+    // name its slots) and must not touch it after. Guarded by live_mu.
+    std::mutex live_mu;
     util::Srq *srq = nullptr;
     ibv_srq *dev = nullptr;
     std::uint32_t max_wr = 0;         // what the device queue holds now

@@ -5,8 +5,10 @@
 #include <dat2/dat_ib_extensions.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -295,6 +297,76 @@ TEST(ConformanceSrq, MoreEndpointsThanReceivesAndLowWatermark) {
     EXPECT_EQ(DAT_GET_TYPE(dat_srq_free(srq)), DAT_INVALID_STATE);
     for (auto ep : eps) ASSERT_EQ(dat_ep_free(ep), DAT_SUCCESS);
     ASSERT_EQ(dat_srq_free(srq), DAT_SUCCESS);
+}
+
+// A receive taken from an SRQ completes while nobody dequeues it; the EP and then the SRQ
+// are freed, and a new SRQ is made. The left completion is dropped when the EVD is next
+// polled, and it must not count against the SRQ made since (nor touch the freed one).
+TEST(ConformanceSrq, CompletionLeftAfterEpAndSrqFree) {
+    constexpr std::size_t kMsg = 64;
+    {
+        Node probe;
+        ASSERT_EQ(probe.open(), DAT_SUCCESS);
+        if (!srq_supported(probe))
+            SKIP_UNSUPPORTED("no shared receive queues (srq_supported is false)");
+    }
+    Channel ch;
+    int pid = spawn([&] {
+        Node c;
+        Buffer b;
+        CHILD_CHECK(child_connects(ch, c, &b, kMsg));
+        DAT_LMR_TRIPLET iov = b.iov();
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = 1;
+        CHILD_CHECK(dat_ep_post_send(c.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG) ==
+                    DAT_SUCCESS);
+        DAT_EVENT ev;
+        CHILD_CHECK(c.next(c.req_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
+        CHILD_CHECK(ch.send(1));  // delivered (acknowledged): its receive has completed
+        int bye = 0;
+        CHILD_CHECK(ch.recv(&bye));
+        return 0;
+    });
+    ch.parent_side();
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    Buffer b;
+    ASSERT_EQ(s.reg(&b, 4 * kMsg), DAT_SUCCESS);
+    DAT_SRQ_ATTR a{4, 1, 0};
+    DAT_SRQ_HANDLE srq = DAT_HANDLE_NULL;
+    ASSERT_EQ(dat_srq_create(s.ia, s.pz, &a, &srq), DAT_SUCCESS);
+    ASSERT_EQ(post(srq, b, 0, kMsg, 0), DAT_SUCCESS);
+    ASSERT_EQ(
+        dat_ep_create_with_srq(s.ia, s.pz, s.recv_evd, s.req_evd, s.conn_evd, srq, nullptr, &s.ep),
+        DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    ASSERT_TRUE(ch.send(qual));
+    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
+    int sent = 0;
+    ASSERT_TRUE(ch.recv(&sent));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the CQ entry is written
+    ASSERT_EQ(dat_ep_free(s.ep), DAT_SUCCESS);
+    s.ep = DAT_HANDLE_NULL;
+    ASSERT_EQ(dat_srq_free(srq), DAT_SUCCESS);
+    // A new SRQ, right away (its memory may well be the freed one's).
+    DAT_SRQ_HANDLE again = DAT_HANDLE_NULL;
+    ASSERT_EQ(dat_srq_create(s.ia, s.pz, &a, &again), DAT_SUCCESS);
+    ASSERT_EQ(post(again, b, kMsg, kMsg, 10), DAT_SUCCESS);
+    ASSERT_EQ(post(again, b, 2 * kMsg, kMsg, 11), DAT_SUCCESS);
+    DAT_EVENT ev;
+    while (s.next(s.recv_evd, &ev, kShort) == DAT_SUCCESS) {
+        // Only a flush of the freed EP's receive may still be reported, never one of `again`.
+        EXPECT_NE(ev.event_data.dto_completion_event_data.user_cookie.as_64, 10u);
+        EXPECT_NE(ev.event_data.dto_completion_event_data.user_cookie.as_64, 11u);
+    }
+    DAT_SRQ_PARAM p = query(again);
+    EXPECT_EQ(p.available_dto_count, 2);
+    EXPECT_EQ(p.outstanding_dto_count, 2);  // posted, none taken
+    ASSERT_TRUE(ch.send(0));
+    EXPECT_EQ(reap(pid), 0);
+    ASSERT_EQ(dat_srq_free(again), DAT_SUCCESS);
 }
 
 // A write with immediate data consumes a receive like a SEND does: on an endpoint of an
