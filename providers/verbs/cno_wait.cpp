@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -24,7 +25,54 @@ namespace opendat::verbs {
 
 namespace {
 std::mutex g_mu;
+std::condition_variable g_round_ended;  // a cno_wait round let go of its EVDs
 std::unordered_multimap<util::Cno *, CqEvd *> g_feeds;
+
+// The CQ EVDs feeding a CNO, held for one round of VerbsTransport::cno_wait (look, arm,
+// poll). An EVD may leave its CNO (dat_evd_free, dat_evd_modify_cno) on another thread
+// while a dat_cno_wait blocks on its channel: cno_detach waits until no round holds it,
+// so a round never touches an EVD that is gone.
+class Round {
+  public:
+    Round() = default;
+    Round(const Round &) = delete;
+    Round &operator=(const Round &) = delete;
+    ~Round() { release(); }
+
+    // Lets go of the EVDs held and holds the ones feeding `cno` now; `changed` says
+    // whether they differ. False when out of memory (then none is held).
+    bool take(util::Cno *cno, bool *changed = nullptr) noexcept {
+        std::vector<CqEvd *> next;
+        bool ok = true;
+        {
+            std::lock_guard lk(g_mu);
+            try {
+                auto [b, e] = g_feeds.equal_range(cno);
+                for (auto it = b; it != e; ++it) next.push_back(it->second);
+            } catch (...) {
+                next.clear();
+                ok = false;
+            }
+            for (CqEvd *evd : evds) --evd->cno_rounds;
+            for (CqEvd *evd : next) ++evd->cno_rounds;
+        }
+        g_round_ended.notify_all();
+        if (changed != nullptr) *changed = next != evds;
+        evds.swap(next);
+        return ok;
+    }
+    void release() noexcept {
+        if (evds.empty()) return;
+        {
+            std::lock_guard lk(g_mu);
+            for (CqEvd *evd : evds) --evd->cno_rounds;
+        }
+        g_round_ended.notify_all();
+        evds.clear();
+    }
+
+    std::vector<CqEvd *> evds;
+};
 }  // namespace
 
 namespace {
@@ -49,13 +97,21 @@ void cno_attach(util::Cno *cno, CqEvd *evd) noexcept {
 
 void cno_detach(util::Cno *cno, CqEvd *evd) noexcept {
     {
-        std::lock_guard lk(g_mu);
+        std::unique_lock lk(g_mu);
         auto [b, e] = g_feeds.equal_range(cno);
         for (auto it = b; it != e; ++it)
             if (it->second == evd) {
                 g_feeds.erase(it);
                 break;
             }
+        if (evd->cno_rounds > 0) {
+            // A dat_cno_wait holds it, maybe asleep in poll(2) on its channel: wake it
+            // (its fd exists: the waiter made it before its first round) and wait for the
+            // round to end. The next round no longer finds the EVD.
+            std::uint64_t one = 1;
+            [[maybe_unused]] ssize_t n = ::write(cno->wake_fd(), &one, sizeof one);
+            g_round_ended.wait(lk, [evd] { return evd->cno_rounds == 0; });
+        }
     }
     watch_of(evd).barrier();  // the EVD may be freed once this returns
 }
@@ -72,25 +128,13 @@ std::vector<std::pair<util::Cno *, CqEvd *>> cno_feeds_with_agent(util::Ia *ia) 
 // util has checked the CNO handle and `out`.
 DAT_RETURN VerbsTransport::cno_wait(util::Cno *cno, DAT_TIMEOUT timeout,
                                     DAT_EVD_HANDLE *out) noexcept {
-    std::vector<CqEvd *> evds;
-    std::vector<pollfd> fds;
-    try {
-        std::lock_guard lk(g_mu);
-        auto [b, e] = g_feeds.equal_range(cno);
-        for (auto it = b; it != e; ++it) evds.push_back(it->second);
-        for (CqEvd *evd : evds) fds.push_back({evd->channel_fd(), POLLIN, 0});
-    } catch (...) {
-        return util::kNoMemory;
-    }
-    if (evds.empty()) return cno->wait(timeout, out);  // fed by software EVDs only
+    Round round;
+    if (!round.take(cno)) return util::kNoMemory;
+    if (round.evds.empty()) return cno->wait(timeout, out);  // fed by software EVDs only
     // Made before the first look at util's trigger: a trigger after that look writes it.
     const int wake = cno->wake_fd();
     if (wake < 0) return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY);
-    try {
-        fds.push_back({wake, POLLIN, 0});
-    } catch (...) {
-        return util::kNoMemory;
-    }
+    std::vector<pollfd> fds;
     const util::Deadline deadline(timeout);
     bool armed = false;
     for (;;) {
@@ -101,27 +145,45 @@ DAT_RETURN VerbsTransport::cno_wait(util::Cno *cno, DAT_TIMEOUT timeout,
         } else if (DAT_GET_TYPE(rc) == DAT_INTERRUPTED_CALL) {
             return rc;  // dat_cno_free under way (util::Cno::retire)
         }
-        for (CqEvd *evd : evds)
+        for (CqEvd *evd : round.evds)
             if (evd->has_event()) {
                 *out = evd->evd();
                 return DAT_SUCCESS;
             }
         if (!armed) {
-            for (CqEvd *evd : evds) evd->arm();
+            for (CqEvd *evd : round.evds) evd->arm();
             armed = true;
             continue;  // a completion before arming raises no channel event
         }
         if (deadline.expired()) return util::err(DAT_TIMEOUT_EXPIRED);
+        try {
+            fds.clear();
+            for (CqEvd *evd : round.evds) fds.push_back({evd->channel_fd(), POLLIN, 0});
+            fds.push_back({wake, POLLIN, 0});
+        } catch (...) {
+            return util::kNoMemory;
+        }
         if (::poll(fds.data(), fds.size(), deadline.poll_ms(-1)) > 0) {
-            for (std::size_t i = 0; i < evds.size(); ++i)
+            for (std::size_t i = 0; i < round.evds.size(); ++i)
                 if (fds[i].revents & POLLIN) {
-                    evds[i]->take_channel_event();
+                    round.evds[i]->take_channel_event();
                     armed = false;
                 }
             if (fds.back().revents & POLLIN) {
                 std::uint64_t v;
                 [[maybe_unused]] ssize_t r = ::read(wake, &v, sizeof v);
             }
+        }
+        // Let go of the EVDs (one may be leaving: cno_detach waits for this) and look the
+        // feeds up again; an EVD that joined meanwhile is armed before the next sleep.
+        bool changed = false;
+        if (!round.take(cno, &changed)) return util::kNoMemory;
+        if (changed) armed = false;
+        if (round.evds.empty()) {
+            // No CQ EVD feeds the CNO any more: util's wait for what is left of the timeout.
+            if (deadline.infinite()) return cno->wait(DAT_TIMEOUT_INFINITE, out);
+            if (deadline.expired()) return cno->wait(0, out);
+            return cno->wait(static_cast<DAT_TIMEOUT>(deadline.poll_ms()) * 1000, out);
         }
     }
 }

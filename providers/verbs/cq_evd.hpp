@@ -67,6 +67,9 @@ class CqEvd final : public util::EvdBackend {
     // dat_evd_wait blocks on this EVD.
     std::uint64_t arrived() const noexcept { return arrived_.load(std::memory_order_acquire); }
     bool waited_on() const noexcept { return waiters_.load() > 0; }
+    // dat_cno_wait rounds (cno_wait.cpp) that hold this EVD; guarded by that file's lock.
+    // cno_detach waits for it to drop to 0: the EVD may be freed once it returns.
+    int cno_rounds = 0;
 
     const bool mixed;
 

@@ -776,6 +776,31 @@ TEST(ConformanceGaps, CnoAgentSeesCompletions) {
     ASSERT_EQ(dat_cno_free(cno), DAT_SUCCESS);
 }
 
+// An EVD leaves its CNO (dat_evd_free) while another thread waits on the CNO: the waiter
+// must not touch the freed EVD (on verbs it sleeps on the EVD's completion channel and
+// looks at its CQ again after each wakeup), and its wait ends as it would without the EVD.
+TEST(ConformanceGaps, EvdFreedWhileItsCnoIsWaitedOn) {
+    Node n;
+    ASSERT_EQ(n.open(), DAT_SUCCESS);
+    DAT_CNO_HANDLE cno = DAT_HANDLE_NULL;
+    ASSERT_EQ(dat_cno_create(n.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno), DAT_SUCCESS);
+    DAT_EVD_HANDLE evd = DAT_HANDLE_NULL;
+    ASSERT_EQ(dat_evd_create(n.ia, 8, cno, DAT_EVD_DTO_FLAG, &evd), DAT_SUCCESS);
+    std::atomic<DAT_RETURN> rc{DAT_SUCCESS};
+    std::atomic<bool> back{false};
+    std::thread waiter([&] {
+        DAT_EVD_HANDLE got = DAT_HANDLE_NULL;
+        rc = dat_cno_wait(cno, 1'500'000, &got);
+        back = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // asleep in the wait
+    EXPECT_EQ(dat_evd_free(evd), DAT_SUCCESS);
+    EXPECT_FALSE(back.load());
+    waiter.join();
+    EXPECT_EQ(DAT_GET_TYPE(rc.load()), DAT_TIMEOUT_EXPIRED);
+    EXPECT_EQ(dat_cno_free(cno), DAT_SUCCESS);
+}
+
 // Teardown with a thread blocked in dat_evd_wait on the IA's DTO EVD (where the provider
 // may let the waiter sleep in its own progress) and one on a software EVD: dat_evd_free
 // of the one and an abrupt dat_ia_close of the rest release both waiters (never a hang,
