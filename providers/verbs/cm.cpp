@@ -260,11 +260,14 @@ DAT_RETURN VerbsTransport::cr_accept(util::Cr *cr, util::Ep *ep, DAT_COUNT pdata
         std::lock_guard lk(ep->mu);
         rdma_cm_id *id = cri->id.get();
         const ibv_device_attr &da = dev_.attr;
-        // Read depths: what this EP wants, within the device and what the requester offered.
-        std::uint8_t resp =
-            std::min(rd_depth(ep->attr.max_rdma_read_in, da.max_qp_rd_atom), cri->initiator_depth);
-        std::uint8_t init = std::min(rd_depth(ep->attr.max_rdma_read_out, da.max_qp_init_rd_atom),
+        // Read depths: what this EP wants, within the device and the requester's. Reads we
+        // answer (responder resources) need no more than it issues; reads we issue
+        // (initiator depth) must not exceed what it answers, or they stall for good. The
+        // CM reports the request from our side: see CrImpl.
+        std::uint8_t resp = std::min(rd_depth(ep->attr.max_rdma_read_in, da.max_qp_rd_atom),
                                      cri->responder_resources);
+        std::uint8_t init = std::min(rd_depth(ep->attr.max_rdma_read_out, da.max_qp_init_rd_atom),
+                                     cri->initiator_depth);
         if ((impl->qp->state != IBV_QPS_INIT && qp_reset_to_init(impl) != 0) ||
             qp_to(impl, id, IBV_QPS_RTR, resp) != 0 || qp_to(impl, id, IBV_QPS_RTS, init) != 0) {
             DAPL_TRC(trace::kError, "verbs", "QP %u to RTR/RTS for accept: %s", impl->qp->qp_num,

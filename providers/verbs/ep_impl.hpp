@@ -119,8 +119,12 @@ struct SpImpl : CmCtx {
 struct CrImpl : CmCtx {
     CrImpl() : CmCtx(CmKind::Cr) {}
     util::Cr *cr = nullptr;
-    IdPtr id;                              // the request's id until accept hands it to the EP
-    std::uint8_t responder_resources = 0;  // what the requester offered
+    IdPtr id;  // the request's id until accept hands it to the EP
+    // The request's read depths as the IB CM reports them, from the receiver's side (it
+    // swaps the REQ's fields): responder_resources is how many reads the requester will
+    // issue (its initiator depth), initiator_depth how many it answers (its responder
+    // resources). librdmacm's own rdma_accept bounds ours the same way.
+    std::uint8_t responder_resources = 0;
     std::uint8_t initiator_depth = 0;
 };
 

@@ -354,6 +354,64 @@ TEST(Conformance, RdmaWriteAndRead) {
     EXPECT_EQ(reap(pid), 0);
 }
 
+// Read depths are per direction. The requester reads nothing (max_rdma_read_out 0) but
+// answers reads (max_rdma_read_in at its default); the acceptor, which wants to read
+// (default max_rdma_read_out), must get a connection on which its RDMA read completes.
+TEST(Conformance, AcceptorReadsFromARequesterThatReadsNothing) {
+    if (!traits().rdma) SKIP_UNSUPPORTED("no RDMA (max_rdma_size is 0)");
+    constexpr std::size_t kLen = 4096;
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node c;
+        Buffer src;
+        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+        DAT_EP_PARAM p{};
+        CHILD_CHECK(dat_ep_query(c.ep, DAT_EP_FIELD_ALL, &p) == DAT_SUCCESS);
+        CHILD_CHECK(p.ep_attr.max_rdma_read_in > 0);
+        p.ep_attr.max_rdma_read_out = 0;
+        CHILD_CHECK(dat_ep_modify(c.ep, DAT_EP_FIELD_EP_ATTR_MAX_RDMA_READ_OUT, &p) == DAT_SUCCESS);
+        CHILD_CHECK(c.reg(&src, kLen) == DAT_SUCCESS);
+        for (std::size_t i = 0; i < kLen; ++i) src.mem[i] = static_cast<unsigned char>(i * 7 + 1);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(ch.recv(&qual));
+        DAT_EVENT_NUMBER outcome;
+        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
+                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        DAT_RMR_TRIPLET t = src.rmr();
+        CHILD_CHECK(ch.send(t));
+        int done;
+        CHILD_CHECK(ch.recv(&done));
+        return 0;
+    });
+    ch.parent_side();
+    Node s;
+    Buffer dst;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&dst, kLen), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    ASSERT_TRUE(ch.send(qual));
+    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
+    DAT_RMR_TRIPLET target;
+    ASSERT_TRUE(ch.recv(&target));
+    DAT_LMR_TRIPLET iov = dst.iov();
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = 5;
+    ASSERT_EQ(dat_ep_post_rdma_read(s.ep, 1, &iov, ck, &target, DAT_COMPLETION_DEFAULT_FLAG),
+              DAT_SUCCESS);
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.req_evd, &ev, 5'000'000), DAT_SUCCESS) << "the RDMA read never completed";
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64, 5u);
+    sync_with_provider(s.ep);
+    for (std::size_t i = 0; i < kLen; i += 97)
+        ASSERT_EQ(dst.mem[i], static_cast<unsigned char>(i * 7 + 1)) << i;
+    ASSERT_TRUE(ch.send(1));
+    EXPECT_EQ(reap(pid), 0);
+}
+
 // Each kind of bad RDMA access fails at the initiator with a remote access error, breaks
 // the connection and leaves the target's memory untouched.
 //
