@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "tcp/ep.hpp"
+#include "tcp/send_frames.hpp"
 #include "tcp/transport.hpp"
 #include "trace/trace.hpp"
 #include "util/access_guard.hpp"
@@ -445,14 +446,14 @@ void TcpEp::tx_progress() noexcept {
                         break;
                     }
                 }
-                sent = alive ? sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT) : 0;
+                sent = alive ? send_frames(fd_.get(), msg) : 0;
             }
             if (!alive) {
                 access_revoked(false);
                 return;
             }
         } else {
-            sent = sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+            sent = send_frames(fd_.get(), msg);
         }
         if (sent < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) break;  // EPOLLOUT resumes

@@ -8,6 +8,9 @@
 //   DAT send/recv  recv() -> dat_evd_dequeue() returns the receive
 //                         -> dat_ep_post_send() is called
 //                         -> the provider's sendmsg()
+//                  ("sendmsg" in the labels: the provider's send of the answer's frame, by
+//                  send() when the frames total at most 512 bytes, tcp/send_frames.hpp; a
+//                  frame is told from datbench's raw message by the wire magic it starts with)
 //   DAT RDMA write recv() -> dat_ep_post_rdma_write() -> sendmsg()
 //   provider only  recv() -> sendmsg() with no DAT call between (a thread of the provider
 //                  answering by itself: an RDMA read's response)
@@ -25,8 +28,11 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #include <dat2/udat.h>
+
+#include "tcp/wire.hpp"
 
 namespace {
 
@@ -185,6 +191,14 @@ void print_report() noexcept {
     }
 }
 
+// The provider's frames start with the wire magic; datbench's raw messages do not.
+bool provider_frame(const void *buf, std::size_t len) noexcept {
+    std::uint32_t magic = 0;
+    if (buf == nullptr || len < sizeof magic) return false;
+    std::memcpy(&magic, buf, sizeof magic);
+    return magic == opendat::tcp::kWireMagic;
+}
+
 std::atomic<bool> reported{false};
 void report_once() noexcept {
     if (!reported.exchange(true)) print_report();
@@ -215,7 +229,7 @@ TURNAROUND_EXPORT ssize_t __recv_chk(int fd, void *buf, std::size_t len, std::si
 }
 
 TURNAROUND_EXPORT ssize_t send(int fd, const void *buf, std::size_t len, int flags) {
-    answered(false);
+    answered(provider_frame(buf, len));
     return real(real_send, "send")(fd, buf, len, flags);
 }
 
