@@ -73,9 +73,7 @@ class Round {
 
     std::vector<CqEvd *> evds;
 };
-}  // namespace
 
-namespace {
 // The watcher that calls CNO agents for the completions of this EVD's IA (cq_agent.hpp).
 CqAgentWatch &watch_of(CqEvd *evd) noexcept {
     return static_cast<VerbsTransport *>(evd->evd()->ia->transport.get())->agent_watch();

@@ -276,47 +276,46 @@ TEST(UtilOwnership, UtilFreesWhatItAllocatesWhenTheTransportLetsGo) {
     g_holding = nullptr;
 }
 
+namespace {
+// What DeferredFree frees: each records its id in `freed` when deleted.
+std::vector<int> freed;
+struct FreeProbe {
+    int id;
+    ~FreeProbe() { freed.push_back(id); }
+};
+}  // namespace
+
 TEST(UtilDeferredFree, FreesInTheOrderObjectsWereParked) {
-    static std::vector<int> order;
-    struct Probe {
-        int id;
-        ~Probe() { order.push_back(id); }
-    };
-    order.clear();
+    freed.clear();
     {
         DeferredFree d;
-        d.park(new Probe{1});
-        d.park(new Probe{2});
-        EXPECT_TRUE(order.empty()) << "nothing is freed before drain";
+        d.park(new FreeProbe{1});
+        d.park(new FreeProbe{2});
+        EXPECT_TRUE(freed.empty()) << "nothing is freed before drain";
         d.drain();
-        EXPECT_EQ(order, (std::vector<int>{1, 2}));
-        d.park(new Probe{3});
+        EXPECT_EQ(freed, (std::vector<int>{1, 2}));
+        d.park(new FreeProbe{3});
     }  // the destructor drains what is left
-    EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+    EXPECT_EQ(freed, (std::vector<int>{1, 2, 3}));
 }
 
 // drain(before): before() runs once, ahead of the first free, and only when something is
 // freed (the tcp engine forgets its cached hot connection there: a dispatch of events
 // fetched before a connection was retired could have cached it again).
 TEST(UtilDeferredFree, DrainRunsItsHookBeforeFreeingAndOnlyThen) {
-    static std::vector<int> order;
-    struct Probe {
-        int id;
-        ~Probe() { order.push_back(id); }
-    };
-    order.clear();
+    freed.clear();
     DeferredFree d;
     int hooks = 0;
     d.drain([&] { ++hooks; });
     EXPECT_EQ(hooks, 0) << "nothing parked, nothing to forget";
-    d.park(new Probe{1});
-    d.park(new Probe{2});
+    d.park(new FreeProbe{1});
+    d.park(new FreeProbe{2});
     d.drain([&] {
         ++hooks;
-        EXPECT_TRUE(order.empty()) << "the hook runs before anything is freed";
+        EXPECT_TRUE(freed.empty()) << "the hook runs before anything is freed";
     });
     EXPECT_EQ(hooks, 1);
-    EXPECT_EQ(order, (std::vector<int>{1, 2}));
+    EXPECT_EQ(freed, (std::vector<int>{1, 2}));
 }
 
 namespace {
