@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <string>
 
 namespace opendat::registry {
 namespace {
@@ -197,7 +198,22 @@ ParseResult parse_yaml_conf(std::string_view text, const std::string &file) noex
                 ConfigDiagnostic{file, line_of(list), "providers", "must be a list"});
             return r;
         }
+        // yaml-cpp gives an alias the node (and so the mark) of its anchor. An item whose
+        // position is not past every earlier item's is therefore an alias of an earlier node
+        // (`- *a`): it can only repeat what is already there, and its line would point back
+        // up the file. Skip it with a diagnostic, so that entries stay in file order and each
+        // carries the line it was written on.
+        int last_pos = -1;
         for (const auto &item : list) {
+            const YAML::Mark at = item.Mark();
+            if (at.pos >= 0 && at.pos <= last_pos) {
+                r.diagnostics.push_back(ConfigDiagnostic{
+                    file, line_of(item), "entry",
+                    "a later item of the providers list is an alias (*) of this node; an alias "
+                    "cannot add a provider, it only repeats what is written here"});
+                continue;
+            }
+            last_pos = std::max(last_pos, at.pos);
             std::vector<ConfigDiagnostic> warnings;
             try {
                 ConfigEntry e = parse_entry(item, file, warnings);

@@ -167,3 +167,47 @@ TEST(YamlParser, ControlBytesInAFieldAreRefusedAsInTheClassicFormat) {
     EXPECT_EQ(r.diagnostics[0].message, "binary/control byte at column 2");
     EXPECT_EQ(r.diagnostics[1].field, "ia_params");
 }
+
+// yaml-cpp hands out an alias as its anchor's node, mark included: `- *a` would add a second
+// copy of an entry with a line that points back up the file (found by fuzz_yaml_conf in CI:
+// "entries in file order"). Such an item is reported at the anchor and skipped.
+TEST(YamlParser, AnEntryWrittenAsAnAliasIsReportedAndSkipped) {
+    ParseResult r = parse_yaml_conf(
+        "providers:\n"
+        "  - &a {name: x, api: u2.0, library: l.so}\n"
+        "  - {name: y, api: u2.0, library: l.so}\n"
+        "  - *a\n"
+        "  - {name: z, api: u2.0, library: l.so}\n",
+        "alias.yaml");
+    ASSERT_EQ(r.entries.size(), 3u);
+    EXPECT_EQ(r.entries[0].ia_name, "x");
+    EXPECT_EQ(r.entries[1].ia_name, "y");
+    EXPECT_EQ(r.entries[2].ia_name, "z");
+    EXPECT_EQ(r.entries[2].line, 5);
+    ASSERT_EQ(r.diagnostics.size(), 1u);
+    EXPECT_FALSE(r.diagnostics[0].warning);
+    EXPECT_EQ(r.diagnostics[0].field, "entry");
+    EXPECT_EQ(r.diagnostics[0].line, 2);
+    EXPECT_NE(r.diagnostics[0].message.find("alias"), std::string::npos);
+
+    // Right after its anchor too, and an alias of a node inside an earlier entry that would
+    // be a valid entry of its own.
+    r = parse_yaml_conf(
+        "providers:\n"
+        "  - &a {name: x, api: u2.0, library: l.so}\n"
+        "  - *a\n",
+        "again.yaml");
+    EXPECT_EQ(r.entries.size(), 1u);
+    EXPECT_EQ(r.diagnostics.size(), 1u);
+    r = parse_yaml_conf(
+        "providers:\n"
+        "  - name: x\n    api: u2.0\n    library: l.so\n"
+        "    settings: &s {name: s, api: u2.0, library: l.so}\n"
+        "  - {name: y, api: u2.0, library: l.so}\n"
+        "  - *s\n",
+        "inner.yaml");
+    ASSERT_EQ(r.entries.size(), 2u);
+    EXPECT_EQ(r.entries[1].ia_name, "y");
+    ASSERT_EQ(r.diagnostics.size(), 1u);
+    EXPECT_EQ(r.diagnostics[0].line, 5);
+}
