@@ -28,6 +28,10 @@ constexpr int kBackoffMs = 1;
 constexpr int kBackoffMaxMs = 4;
 // poll_inline: epoll's turn every this many rounds while a connection is hot.
 constexpr unsigned kHotEvery = 4;
+// poll_inline: after this many direct rounds in a row on one connection, its socket
+// leaves the epoll set (detach_hot). Enough that a connection polled once in a while
+// stays in; few enough that a ping-pong is out after its first round trips.
+constexpr unsigned kDetachAfter = 64;
 
 }  // namespace
 
@@ -112,6 +116,8 @@ void Engine::adopt(Pollable *p) {
 void Engine::retire(Pollable *p) noexcept {
     Pollable *was = p;
     hot_.compare_exchange_strong(was, nullptr);
+    was = p;
+    detached_.compare_exchange_strong(was, nullptr);  // its socket is closed, not put back
     {
         std::lock_guard lk(mu_);
         live_.erase(p);
@@ -170,16 +176,40 @@ void Engine::poll_inline() noexcept {
                         std::memory_order_relaxed);
     std::unique_lock dlk(dispatch_mu_, std::try_to_lock);
     if (!dlk.owns_lock()) return;
+    Pollable *h = hot_.load(std::memory_order_acquire);
+    if (h != streak_of_) {
+        // Another connection is the busy one now (or none): the one out of the set goes
+        // back, or nobody would read it.
+        reattach_detached();
+        streak_of_ = h;
+        streak_ = 0;
+    }
     // The busy connection first, straight from its socket; every kHotEvery-th round (and
     // whenever there is none) epoll, for everything else.
-    if (Pollable *h = hot_.load(std::memory_order_acquire);
-        h != nullptr && ++hot_rounds_ % kHotEvery != 0) {
-        if (!h->poll_hot()) hot_.compare_exchange_strong(h, nullptr);
+    if (h != nullptr && ++hot_rounds_ % kHotEvery != 0) {
+        if (!h->poll_hot())
+            hot_.compare_exchange_strong(h, nullptr);
+        else if (++streak_ % kDetachAfter == 0)
+            detach_hot(h);  // again every kDetachAfter rounds: a send may have put it back
         return;
     }
     epoll_event events[kBatch];
     int n = epoll_wait(epfd_, events, kBatch, 0);
     if (n > 0) dispatch(events, n, false);
+}
+
+void Engine::detach_hot(Pollable *h) noexcept {
+    if (!h->leave_poll_set()) return;
+    if (Pollable *was = detached_.exchange(h); was != nullptr && was != h) was->rejoin_poll_set();
+    // Pairs with run(): either the thread finds h here before it looks, or we find it
+    // looking (both sequentially consistent) and wake it, so that it never sleeps without
+    // h's socket in the set while nobody polls h.
+    if (in_epoll_.load()) wake();
+}
+
+void Engine::reattach_detached() noexcept {
+    if (detached_.load(std::memory_order_relaxed) == nullptr) return;  // the common case
+    if (Pollable *p = detached_.exchange(nullptr)) p->rejoin_poll_set();
 }
 
 void Engine::hand_back() noexcept {
@@ -224,6 +254,8 @@ bool Engine::wait_inline(std::uint32_t timeout_us) noexcept {
     // object in the results is freed meanwhile (the thread drains parked objects only
     // when it gets this lock).
     std::lock_guard dlk(dispatch_mu_);
+    reattach_detached();  // this thread sleeps in the set now: everything must be in it
+    streak_ = 0;
     epoll_event events[kBatch];
     int n = 0;
     // Adaptive, as the progress thread: after activity, look without sleeping for
@@ -293,6 +325,8 @@ void Engine::run() noexcept {
             // fetched before the retirement sets it again. Every dispatch holds
             // dispatch_mu_, so once we have it, forgetting hot_ before the objects go
             // leaves an inline poller no freed connection to poll.
+            // (A socket out of the set stays out: with hot_ forgotten, the next poller puts
+            // it back, seeing the busy connection changed, or else we do, before we look.)
             if (dlk.owns_lock())
                 parked_.drain([this] { hot_.store(nullptr, std::memory_order_release); });
             std::lock_guard lk(mu_);
@@ -348,6 +382,9 @@ void Engine::run() noexcept {
             in_epoll_.store(false);
             continue;
         }
+        // Nobody polls now (or we would have backed off): the polled connection's socket
+        // goes back into the set before we look (detach_hot pairs with in_epoll_).
+        reattach_detached();
         int n = 0;
         if (busy)  // never sleeps; returns now and then for ticks and shutdown
             n = spin(events, polls, kTickMs * 1000u);

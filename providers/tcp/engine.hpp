@@ -18,6 +18,13 @@
 // recv(), instead of waking the progress thread, which then wakes the consumer. Meanwhile
 // the thread stands aside (it sleeps on its eventfd, still running ticks), and takes over
 // again once the consumer gives the progress back.
+//
+// A connection a consumer keeps polling leaves the epoll set (poll_inline, detach_hot): a
+// socket in an epoll set costs every arriving segment a wake-up callback in the kernel,
+// measurable on a polled ping-pong (docs/benchmarks.md, "A polled socket out of epoll").
+// The consumer reads it directly anyway. Whoever next needs epoll to see it puts it back
+// first: the progress thread before it looks, an inline wait before it sleeps, a poller
+// whose hot connection changed.
 #pragma once
 
 #include <sys/epoll.h>
@@ -45,6 +52,11 @@ class Pollable {
     // both; false once it is no longer worth it (not connected).
     virtual bool hot_capable() const noexcept { return false; }
     virtual bool poll_hot() noexcept { return false; }
+    // A hot object polled for long leaves the epoll set (Engine::poll_inline): leave_poll_set()
+    // takes its socket out (true if it is out now), rejoin_poll_set() puts it back. Called with
+    // the engine's dispatch lock held or from the progress thread, never on a freed object.
+    virtual bool leave_poll_set() noexcept { return false; }
+    virtual void rejoin_poll_set() noexcept {}
 };
 
 // How the progress thread waits; read once per engine from the environment (see
@@ -119,6 +131,9 @@ class Engine {
     void run_ticks(std::vector<Pollable *> &ticks) noexcept;
     void dispatch(epoll_event *events, int n, bool progress_thread) noexcept;
     void wake() noexcept;
+    // The polled connection out of the epoll set (see the top of this file).
+    void detach_hot(Pollable *h) noexcept;
+    void reattach_detached() noexcept;
 
     // Adaptive/busy: epoll_wait(0) until an event or the spin time is over. Returns the
     // events found (0: the spin ended quietly, go to sleep).
@@ -142,7 +157,15 @@ class Engine {
     // wait_inline's last round dispatched events: its next one polls for spin_us before it
     // sleeps. The inline owner's, under dispatch_mu_.
     bool inline_active_ = false;
-    unsigned hot_rounds_ = 0;               // under dispatch_mu_
+    unsigned hot_rounds_ = 0;  // under dispatch_mu_
+    // The object poll_inline has polled directly in a row, and how many rounds (under
+    // dispatch_mu_); compared, never dereferenced.
+    Pollable *streak_of_ = nullptr;
+    unsigned streak_ = 0;
+    // The object whose socket is out of the epoll set (detach_hot), if any: at most one.
+    // Whoever takes it out of here puts the socket back (reattach_detached). Cleared by
+    // retire(), so it never names a parked object.
+    std::atomic<Pollable *> detached_{nullptr};
     std::uint64_t seen_polls_ = 0;          // progress thread only
     int backoff_ms_ = 1;                    // progress thread only: its next look (run())
     std::atomic<bool> handed_back_{false};  // hand_back() since the thread last looked

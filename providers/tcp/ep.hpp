@@ -88,7 +88,9 @@ class TcpEp final : public Pollable {
     void on_events(std::uint32_t events) noexcept override;
     void on_tick(std::chrono::steady_clock::time_point now) noexcept override;
     bool hot_capable() const noexcept override { return true; }
-    bool poll_hot() noexcept override;  // ep_cm.cpp
+    bool poll_hot() noexcept override;        // ep_cm.cpp
+    bool leave_poll_set() noexcept override;  // ep_cm.cpp
+    void rejoin_poll_set() noexcept override;
 
     // Consumer operations (ep->mu held).
     DAT_RETURN connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOUT timeout_us,
@@ -207,6 +209,16 @@ class TcpEp final : public Pollable {
     bool dead_ = false;
     bool registered_ = false;  // fd_ is in the engine's epoll set
     std::uint32_t armed_ = 0;  // the events it is registered for
+    // fd_ left the set while a consumer polls it directly (Engine::detach_hot); it stays
+    // out while it only needs reading (kReadEvents), and goes back for anything else.
+    bool detached_ = false;
+    static constexpr std::uint32_t kReadEvents = EPOLLIN | EPOLLRDHUP;
+    // fd_ is in no epoll set, and is not out on purpose either (a new socket, or none).
+    void forget_registration() noexcept {
+        registered_ = false;
+        detached_ = false;
+        armed_ = 0;
+    }
     bool ticking_ = false;
     std::chrono::steady_clock::time_point deadline_{};     // connect timeout (max() = none)
     std::chrono::steady_clock::time_point retry_until_{};  // refused connects retried until then

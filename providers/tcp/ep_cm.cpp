@@ -48,6 +48,24 @@ bool TcpEp::poll_hot() noexcept {
     return fd_ && phase_ == Phase::Connected;
 }
 
+bool TcpEp::leave_poll_set() noexcept {
+    std::lock_guard lk(ep->mu);
+    if (detached_) return true;
+    if (dead_ || !fd_ || phase_ != Phase::Connected || !registered_ || armed_ != kReadEvents)
+        return false;
+    tr_->engine().remove_fd(fd_.get());
+    forget_registration();
+    detached_ = true;
+    return true;
+}
+
+void TcpEp::rejoin_poll_set() noexcept {
+    std::lock_guard lk(ep->mu);
+    if (!detached_) return;
+    detached_ = false;
+    update_poll();
+}
+
 void TcpEp::on_tick(std::chrono::steady_clock::time_point now) noexcept {
     std::lock_guard lk(ep->mu);
     if (dead_ || !ticking_) return;
@@ -134,8 +152,7 @@ DAT_RETURN TcpEp::start_attempt() noexcept {
         }
     }
     fd_ = std::move(fd);
-    registered_ = false;
-    armed_ = 0;
+    forget_registration();
     phase_ = Phase::Connecting;
     int rc = ::connect(fd_.get(), reinterpret_cast<sockaddr *>(&dst_),
                        sockaddr_len(reinterpret_cast<sockaddr *>(&dst_)));
@@ -164,8 +181,7 @@ void TcpEp::refused() noexcept {
     }
     if (registered_) tr_->engine().remove_fd(fd_.get());
     fd_.reset();
-    registered_ = false;
-    armed_ = 0;
+    forget_registration();
     phase_ = Phase::RetryWait;
     next_attempt_ = now + kRetryInterval;
 }
@@ -262,8 +278,7 @@ void TcpEp::teardown(DAT_EVENT_NUMBER event, bool post_events, DAT_COUNT pdata_l
         if (registered_) tr_->engine().remove_fd(fd_.get());
         fd_.reset();
     }
-    registered_ = false;
-    armed_ = 0;
+    forget_registration();
     if (ticking_) {
         tr_->engine().want_ticks(this, false);
         ticking_ = false;

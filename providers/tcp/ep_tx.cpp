@@ -543,13 +543,19 @@ void TcpEp::update_poll() noexcept {
     if (phase_ == Phase::Connecting) {
         want = EPOLLOUT;
     } else {
-        if (!rx_.blocked) want |= EPOLLIN | EPOLLRDHUP;
+        if (!rx_.blocked) want |= kReadEvents;
         // Limits per peer: after a violation's NAK nothing more is sent; queued requests
         // must not keep EPOLLOUT armed on the half-closed socket (a busy loop).
         bool pending = tx_src_ != TxSrc::None || ctrl_head_ != ctrl_tail_ ||
                        (sq_tx_ != sq_tail_ && !close_after_ctrl_ && !fence_holds()) ||
                        (disc_wanted_ && !disc_sent_);
         if (pending) want |= EPOLLOUT;
+    }
+    if (detached_) {
+        // Out of the set while polled directly: reading needs no epoll; anything else
+        // (a transmit to finish, a receive to wait for) brings it back.
+        if (want == kReadEvents) return;
+        detached_ = false;
     }
     if (registered_ && want == armed_) return;
     bool ok = registered_ ? tr_->engine().modify(fd_.get(), this, want)

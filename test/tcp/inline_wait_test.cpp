@@ -9,9 +9,14 @@
 //  - once the wait is over, the progress thread takes over again: a peer's RDMA reads
 //    against us are answered while the application does nothing;
 //  - so it does once a consumer stops polling (dat_evd_dequeue), however long it polled:
-//    the thread's looks grow apart while polls go on (at most kBackoffMaxMs, engine.cpp).
+//    the thread's looks grow apart while polls go on (at most kBackoffMaxMs, engine.cpp);
+//  - a connection a consumer polls leaves the epoll set (Engine::detach_hot), and comes
+//    back whenever something else must see it through epoll: an inline wait, the progress
+//    thread taking over, another connection becoming the busy one. Each of the three is
+//    a case here: without the put-back, the peer's next message is never read.
 // Two processes each; the spin before the sleep is off (DAT_TCP_WAIT_SPIN_US=0) so that
 // every wait really sleeps in the progress.
+#include <dirent.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -20,6 +25,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -106,6 +113,22 @@ void serve(Node &s, Channel &ch, bool threadsafe = false) {
     ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
 }
 
+// One echo_child connection, accepted by the Node's EP; `in` and `out` registered.
+struct OneConnection {
+    Channel ch;
+    int pid = -1;
+    Buffer in, out;  // declared before the Node, so they outlive it (it frees their LMRs)
+    Node s;
+};
+
+void serve_one(OneConnection &c, bool threadsafe = false) {
+    c.pid = spawn([&] { return echo_child(c.ch); });
+    c.ch.parent_side();
+    ASSERT_NO_FATAL_FAILURE(serve(c.s, c.ch, threadsafe));
+    ASSERT_EQ(c.s.reg(&c.in, kMsg), DAT_SUCCESS);
+    ASSERT_EQ(c.s.reg(&c.out, kMsg), DAT_SUCCESS);
+}
+
 // Sends the zero-filled message that ends echo_child.
 void stop_child(Node &s, Buffer &out) {
     std::memset(out.mem.data(), 0, kMsg);
@@ -114,15 +137,77 @@ void stop_child(Node &s, Buffer &out) {
     ASSERT_EQ(s.next(s.req_evd, &ev), DAT_SUCCESS);
 }
 
+// How many file descriptors this process's epoll sets watch, all sets together (one "tfd:"
+// line each in /proc/self/fdinfo of an epoll fd). With one IA open: its engine's set.
+int fds_in_epoll() {
+    int total = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (d == nullptr) return -1;
+    while (dirent *e = readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        char target[64] = {};
+        std::string link = std::string("/proc/self/fd/") + e->d_name;
+        if (readlink(link.c_str(), target, sizeof target - 1) <= 0) continue;
+        if (std::strcmp(target, "anon_inode:[eventpoll]") != 0) continue;
+        std::ifstream info(std::string("/proc/self/fdinfo/") + e->d_name);
+        for (std::string line; std::getline(info, line);)
+            if (line.rfind("tfd:", 0) == 0) ++total;
+    }
+    closedir(d);
+    return total;
+}
+
+// Polls `evd` (dat_evd_dequeue, never a wait) until an event comes, for at most 5 s.
+bool poll_one(DAT_EVD_HANDLE evd, DAT_EVENT *ev) {
+    const auto give_up = Clock::now() + std::chrono::seconds(5);
+    for (;;) {
+        DAT_RETURN rc = dat_evd_dequeue(evd, ev);
+        if (rc == DAT_SUCCESS) return true;
+        if (DAT_GET_TYPE(rc) != DAT_QUEUE_EMPTY || Clock::now() >= give_up) return false;
+    }
+}
+
+// One round trip with an echo_child, polling only; the echo is checked.
+::testing::AssertionResult polled_round(Node &s, DAT_EP_HANDLE ep, DAT_EVD_HANDLE recv,
+                                        DAT_EVD_HANDLE req, Buffer &in, Buffer &out,
+                                        unsigned char tag) {
+    if (post_recv(s, ep, in, 10) != DAT_SUCCESS)
+        return ::testing::AssertionFailure() << "post_recv";
+    std::memset(out.mem.data(), tag, kMsg);
+    if (post_send(ep, out, 11) != DAT_SUCCESS) return ::testing::AssertionFailure() << "post_send";
+    DAT_EVENT ev;
+    if (!poll_one(recv, &ev))
+        return ::testing::AssertionFailure() << "no echo within 5 s (the message was not read)";
+    if (ev.event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS ||
+        in.mem[0] != static_cast<unsigned char>(tag + 1) ||
+        in.mem[kMsg - 1] != static_cast<unsigned char>(tag + 1))
+        return ::testing::AssertionFailure() << "wrong echo";
+    if (!poll_one(req, &ev)) return ::testing::AssertionFailure() << "no send completion";
+    return ::testing::AssertionSuccess();
+}
+
+// Polled round trips until the set watches `want` descriptors (a connection left it);
+// at most 5000 rounds.
+::testing::AssertionResult poll_until(int want, Node &s, DAT_EP_HANDLE ep, DAT_EVD_HANDLE recv,
+                                      DAT_EVD_HANDLE req, Buffer &in, Buffer &out) {
+    for (int r = 0; r < 5000; ++r) {
+        auto ok = polled_round(s, ep, recv, req, in, out, static_cast<unsigned char>(1 + r % 100));
+        if (!ok) return ok << " (round " << r << ")";
+        if (fds_in_epoll() == want) {
+            std::printf("[ detach ] out of the epoll set after %d polled round trips\n", r + 1);
+            return ::testing::AssertionSuccess();
+        }
+    }
+    return ::testing::AssertionFailure()
+           << "still " << fds_in_epoll() << " descriptors in the set, not " << want;
+}
+
 TEST_F(InlineWait, EndsOnArrivalKeepsItsTimeoutAndSleeps) {
-    Channel ch;
-    int pid = spawn([&] { return echo_child(ch); });
-    ch.parent_side();
-    Node s;
-    Buffer in, out;
-    ASSERT_NO_FATAL_FAILURE(serve(s, ch));
-    ASSERT_EQ(s.reg(&in, kMsg), DAT_SUCCESS);
-    ASSERT_EQ(s.reg(&out, kMsg), DAT_SUCCESS);
+    OneConnection c;
+    ASSERT_NO_FATAL_FAILURE(serve_one(c));
+    Node &s = c.s;
+    Buffer &in = c.in, &out = c.out;
+    const int pid = c.pid;
 
     // Nothing comes: the wait times out on time, asleep.
     DAT_EVENT ev;
@@ -157,14 +242,11 @@ TEST_F(InlineWait, EndsOnArrivalKeepsItsTimeoutAndSleeps) {
 }
 
 TEST_F(InlineWait, AnotherThreadsEventsEndTheWait) {
-    Channel ch;
-    int pid = spawn([&] { return echo_child(ch); });
-    ch.parent_side();
-    Node s;
-    Buffer in, out;
-    ASSERT_NO_FATAL_FAILURE(serve(s, ch, true));
-    ASSERT_EQ(s.reg(&in, kMsg), DAT_SUCCESS);
-    ASSERT_EQ(s.reg(&out, kMsg), DAT_SUCCESS);
+    OneConnection c;
+    ASSERT_NO_FATAL_FAILURE(serve_one(c, true));
+    Node &s = c.s;
+    Buffer &in = c.in, &out = c.out;
+    const int pid = c.pid;
     ASSERT_EQ(post_recv(s, s.ep, in, 10), DAT_SUCCESS);
 
     // This thread sleeps on the request EVD; another posts a send 300 ms later: its
@@ -211,36 +293,58 @@ TEST_F(InlineWait, AnotherThreadsEventsEndTheWait) {
     EXPECT_EQ(reap(pid), 0);
 }
 
-TEST_F(InlineWait, TwoWaitersOnTwoEvdsAreBothServed) {
-    constexpr int kRounds = 200;
+// Two echo_child connections on one IA: the Node's EP accepts the first; a second EP with
+// its own EVDs (ep2, recv2, req2) accepts the second; the four buffers are registered.
+struct TwoConnections {
     Channel ch1, ch2;
-    int pid1 = spawn([&] { return echo_child(ch1); });
-    ch1.parent_side();
-    int pid2 = spawn([&] { return echo_child(ch2); });
-    ch2.parent_side();
-    // One IA (two would each have their own progress), two EPs with their own EVDs.
-    Buffer bufs[4];  // outlive the Node: its destructor frees their LMRs
+    int pid1 = -1, pid2 = -1;
+    Buffer bufs[4];  // declared before the Node, so they outlive it (it frees their LMRs)
     Node s;
-    ASSERT_EQ(s.open(kIaThreadSafe, true), DAT_SUCCESS);
+    DAT_EP_HANDLE ep2 = DAT_HANDLE_NULL;
+    DAT_EVD_HANDLE recv2 = DAT_HANDLE_NULL, req2 = DAT_HANDLE_NULL;
+};
+
+void serve_two(TwoConnections &t, bool threadsafe) {
+    t.pid1 = spawn([&] { return echo_child(t.ch1); });
+    t.ch1.parent_side();
+    t.pid2 = spawn([&] { return echo_child(t.ch2); });
+    t.ch2.parent_side();
+    Node &s = t.s;
+    ASSERT_EQ(s.open(threadsafe ? kIaThreadSafe : kIa, threadsafe), DAT_SUCCESS);
     ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
-    DAT_EVD_HANDLE recv2, req2;
-    ASSERT_EQ(dat_evd_create(s.ia, 64, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &recv2), DAT_SUCCESS);
-    ASSERT_EQ(dat_evd_create(s.ia, 64, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &req2), DAT_SUCCESS);
-    DAT_EP_HANDLE ep2;
-    ASSERT_EQ(dat_ep_create(s.ia, s.pz, recv2, req2, s.conn_evd, nullptr, &ep2), DAT_SUCCESS);
+    ASSERT_EQ(dat_evd_create(s.ia, 64, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &t.recv2), DAT_SUCCESS);
+    ASSERT_EQ(dat_evd_create(s.ia, 64, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &t.req2), DAT_SUCCESS);
+    ASSERT_EQ(dat_ep_create(s.ia, s.pz, t.recv2, t.req2, s.conn_evd, nullptr, &t.ep2), DAT_SUCCESS);
     DAT_CONN_QUAL qual = 0;
     ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
-    ASSERT_TRUE(ch1.send(qual));
+    ASSERT_TRUE(t.ch1.send(qual));
     ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
-    ASSERT_TRUE(ch2.send(qual));
+    ASSERT_TRUE(t.ch2.send(qual));
     DAT_EVENT ev;
     ASSERT_EQ(s.next(s.cr_evd, &ev), DAT_SUCCESS);
-    ASSERT_EQ(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, ep2, 0, nullptr),
+    ASSERT_EQ(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, t.ep2, 0, nullptr),
               DAT_SUCCESS);
     ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
     ASSERT_EQ(ev.event_number, DAT_CONNECTION_EVENT_ESTABLISHED);
+    for (Buffer &b : t.bufs) ASSERT_EQ(s.reg(&b, kMsg), DAT_SUCCESS);
+}
 
-    for (Buffer &b : bufs) ASSERT_EQ(s.reg(&b, kMsg), DAT_SUCCESS);
+// Both children reaped, the second EP and its EVDs freed.
+void finish_two(TwoConnections &t) {
+    EXPECT_EQ(reap(t.pid1), 0);
+    EXPECT_EQ(reap(t.pid2), 0);
+    ASSERT_EQ(dat_ep_free(t.ep2), DAT_SUCCESS);
+    ASSERT_EQ(dat_evd_free(t.recv2), DAT_SUCCESS);
+    ASSERT_EQ(dat_evd_free(t.req2), DAT_SUCCESS);
+}
+
+TEST_F(InlineWait, TwoWaitersOnTwoEvdsAreBothServed) {
+    constexpr int kRounds = 200;
+    // One IA (two would each have their own progress), two EPs with their own EVDs.
+    TwoConnections t;
+    ASSERT_NO_FATAL_FAILURE(serve_two(t, true));
+    Node &s = t.s;
+    Buffer(&bufs)[4] = t.bufs;
     auto pingpong = [&](DAT_EP_HANDLE ep, DAT_EVD_HANDLE recv, DAT_EVD_HANDLE req,
                         unsigned char tag, Buffer &in, Buffer &out) -> int {
         DAT_EVENT e;
@@ -260,18 +364,82 @@ TEST_F(InlineWait, TwoWaitersOnTwoEvdsAreBothServed) {
     };
     int done1 = 0, done2 = 0;
     auto t0 = Clock::now();
-    std::thread other([&] { done2 = pingpong(ep2, recv2, req2, 0x40, bufs[2], bufs[3]); });
+    std::thread other([&] { done2 = pingpong(t.ep2, t.recv2, t.req2, 0x40, bufs[2], bufs[3]); });
     done1 = pingpong(s.ep, s.recv_evd, s.req_evd, 0x20, bufs[0], bufs[1]);
     other.join();
     std::printf("[ inline wait ] two threads, %d + %d round trips in %.3f s\n", done1, done2,
                 secs_since(t0));
     EXPECT_EQ(done1, kRounds);
     EXPECT_EQ(done2, kRounds);
-    EXPECT_EQ(reap(pid1), 0);
-    EXPECT_EQ(reap(pid2), 0);
-    ASSERT_EQ(dat_ep_free(ep2), DAT_SUCCESS);
-    ASSERT_EQ(dat_evd_free(recv2), DAT_SUCCESS);
-    ASSERT_EQ(dat_evd_free(req2), DAT_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(finish_two(t));
+}
+
+// A connection polled for long leaves the epoll set; a dat_evd_wait, which sleeps in that
+// set, puts it back first (Engine::wait_inline), or the peer's next message would never
+// wake it.
+TEST_F(InlineWait, APolledConnectionLeavesEpollAndAWaitPutsItBack) {
+    OneConnection c;
+    ASSERT_NO_FATAL_FAILURE(serve_one(c));
+    Node &s = c.s;
+    Buffer &in = c.in, &out = c.out;
+    const int pid = c.pid;
+    const int all = fds_in_epoll();
+    ASSERT_GT(all, 1);
+    ASSERT_TRUE(poll_until(all - 1, s, s.ep, s.recv_evd, s.req_evd, in, out));
+
+    // The next wait sleeps in the set while the progress thread stands aside: the echo
+    // wakes it only if the connection is back in the set (else it times out).
+    DAT_EVENT ev;
+    DAT_COUNT nmore = 0;
+    for (int r = 0; r < 20; ++r) {
+        ASSERT_EQ(post_recv(s, s.ep, in, 10), DAT_SUCCESS);
+        std::memset(out.mem.data(), 0x33, kMsg);
+        ASSERT_EQ(post_send(s.ep, out, 11), DAT_SUCCESS);
+        ASSERT_EQ(dat_evd_wait(s.recv_evd, 5'000'000, 1, &ev, &nmore), DAT_SUCCESS) << r;
+        EXPECT_EQ(in.mem[kMsg - 1], 0x34);
+        ASSERT_EQ(dat_evd_wait(s.req_evd, 5'000'000, 1, &ev, &nmore), DAT_SUCCESS);
+        if (r == 0) {
+            EXPECT_EQ(fds_in_epoll(), all);
+        }
+    }
+    ASSERT_NO_FATAL_FAILURE(stop_child(s, out));
+    EXPECT_EQ(reap(pid), 0);
+}
+
+// Two connections on one IA, polled in turn: when the second becomes the busy one, the
+// first (out of the set) goes back at once; it is not polled directly any more, so epoll
+// must see its messages again.
+TEST_F(InlineWait, AnotherBusyConnectionPutsTheFirstBack) {
+    TwoConnections t;
+    ASSERT_NO_FATAL_FAILURE(serve_two(t, false));
+    Node &s = t.s;
+    Buffer(&bufs)[4] = t.bufs;
+    DAT_EP_HANDLE ep2 = t.ep2;
+    DAT_EVD_HANDLE recv2 = t.recv2, req2 = t.req2;
+    DAT_EVENT ev;
+
+    const int all = fds_in_epoll();
+    ASSERT_GT(all, 2);
+    ASSERT_TRUE(poll_until(all - 1, s, s.ep, s.recv_evd, s.req_evd, bufs[0], bufs[1]));
+    // One round on the second connection makes it the busy one (found through epoll); the
+    // next poll puts the first back, long before the second has been polled enough to
+    // leave the set itself.
+    // (A few polls: one finds nothing to do while the progress thread dispatches.)
+    ASSERT_TRUE(polled_round(s, ep2, recv2, req2, bufs[2], bufs[3], 0x40));
+    for (int i = 0; i < 8; ++i)
+        EXPECT_EQ(DAT_GET_TYPE(dat_evd_dequeue(s.recv_evd, &ev)), DAT_QUEUE_EMPTY);
+    EXPECT_EQ(fds_in_epoll(), all);
+    // Both keep working, in turn, polled only.
+    for (int r = 0; r < 200; ++r) {
+        ASSERT_TRUE(polled_round(s, s.ep, s.recv_evd, s.req_evd, bufs[0], bufs[1], 0x20)) << r;
+        ASSERT_TRUE(polled_round(s, ep2, recv2, req2, bufs[2], bufs[3], 0x40)) << r;
+    }
+    EXPECT_GE(fds_in_epoll(), all - 1);  // at most one connection out at a time
+    ASSERT_NO_FATAL_FAILURE(stop_child(s, bufs[1]));
+    std::memset(bufs[3].mem.data(), 0, kMsg);
+    ASSERT_EQ(post_send(ep2, bufs[3], 99), DAT_SUCCESS);
+    ASSERT_EQ(s.next(req2, &ev), DAT_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(finish_two(t));
 }
 
 // The reader of the takeover cases: connects, waits for the target to go idle, then RDMA
@@ -279,18 +447,33 @@ TEST_F(InlineWait, TwoWaitersOnTwoEvdsAreBothServed) {
 // the first (seconds); all must be answered within 2 s.
 constexpr int kReads = 100;
 
-int reader_child(Channel &ch, const char *what, double first_limit) {
+int reader_child(Channel &ch, const char *what, double first_limit, bool echo_first = false) {
     ch.child_side();
     DAT_CONN_QUAL qual = 0;
     DAT_RMR_TRIPLET target{};
     CHILD_CHECK(ch.recv(&qual) && ch.recv(&target));
     Node c;
-    Buffer dst;
+    Buffer dst, in, out;
     CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
     CHILD_CHECK(c.reg(&dst, kMsg) == DAT_SUCCESS);
+    CHILD_CHECK(c.reg(&in, kMsg) == DAT_SUCCESS && c.reg(&out, kMsg) == DAT_SUCCESS);
+    CHILD_CHECK(post_recv(c, c.ep, in, 1) == DAT_SUCCESS);
     DAT_EVENT_NUMBER outcome{};
     CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
                 outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+    // The target's polled ping-pong first, as echo_child, until it stops sending.
+    for (DAT_TIMEOUT wait = 20'000'000; echo_first; wait = 300'000) {
+        DAT_EVENT ev;
+        DAT_RETURN rc = c.next(c.recv_evd, &ev, wait);
+        if (DAT_GET_TYPE(rc) == DAT_TIMEOUT_EXPIRED) break;
+        CHILD_CHECK(rc == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
+        for (std::size_t i = 0; i < kMsg; ++i)
+            out.mem[i] = static_cast<unsigned char>(in.mem[i] + 1);
+        CHILD_CHECK(post_recv(c, c.ep, in, 1) == DAT_SUCCESS);
+        CHILD_CHECK(post_send(c.ep, out, 2) == DAT_SUCCESS);
+        CHILD_CHECK(c.next(c.req_evd, &ev) == DAT_SUCCESS);
+    }
     int go = 0;
     CHILD_CHECK(ch.recv(&go));  // the target has gone idle
     auto t0 = Clock::now();
@@ -370,6 +553,29 @@ TEST_F(InlineWait, TheProgressThreadTakesOverAfterPolling) {
             ++polls;
         }
         EXPECT_GT(polls, 100u);
+    });
+}
+
+// The same once the target's connection was polled for long and left the epoll set: the
+// thread puts it back when it takes over, or the reads are never answered.
+TEST_F(InlineWait, TheProgressThreadTakesOverAPolledConnection) {
+    Channel ch;
+    int pid = spawn([&] { return reader_child(ch, "after a polled ping-pong", 0.4, true); });
+    Buffer in, out;  // outlive target_goes_idle's Node (it frees their LMRs)
+    target_goes_idle(ch, pid, [&in, &out](Node &s) {
+        ASSERT_EQ(s.reg(&in, kMsg), DAT_SUCCESS);
+        ASSERT_EQ(s.reg(&out, kMsg), DAT_SUCCESS);
+        // Polled until the connection is out of the set, then nothing more: the reader's
+        // echo loop ends when no message comes for 0.3 s. (The thread's first drain of
+        // parked objects, the accepted connection's, puts the connection back once, from
+        // outside; then it is polled out again.)
+        const int all = fds_in_epoll();
+        int out_at_end = 0;
+        for (int tries = 0; tries < 3 && out_at_end != all - 1; ++tries) {
+            ASSERT_TRUE(poll_until(all - 1, s, s.ep, s.recv_evd, s.req_evd, in, out));
+            out_at_end = fds_in_epoll();
+        }
+        ASSERT_EQ(out_at_end, all - 1);
     });
 }
 
