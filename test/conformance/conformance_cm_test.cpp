@@ -15,14 +15,48 @@ using namespace dattest;
 
 namespace {
 
-// Qualifiers above 2^32, distinct per test process so that runs on one host do not meet.
-DAT_CONN_QUAL big_qual(unsigned i) {
-    return (DAT_CONN_QUAL{1} << 40) + (static_cast<DAT_CONN_QUAL>(getpid()) << 8) + i;
+// Qualifiers above 2^32, distinct per test process (the parent's: a child passes getppid())
+// and per salt.
+DAT_CONN_QUAL big_qual(unsigned i, unsigned salt = 0, pid_t owner = getpid()) {
+    return (DAT_CONN_QUAL{1} << 40) + (static_cast<DAT_CONN_QUAL>(owner) << 12) +
+           (DAT_CONN_QUAL{salt} << 4) + i;
+}
+
+// PSPs on big_qual(0 .. n-1, salt) for the first salt whose qualifiers are free on this
+// host. The tcp provider listens for such a qualifier on a port hashed from it (net.hpp,
+// demux_port: 4536 ports), so another test process running beside this one may hold one of
+// them, and the documented answer is DAT_CONN_QUAL_IN_USE. Another salt moves all the ports.
+// Returns the first other error unchanged (the caller's skip check sees it).
+constexpr unsigned kSalts = 16;
+DAT_RETURN create_big_psps(Node &s, DAT_PSP_HANDLE *psps, unsigned n, unsigned *salt) {
+    DAT_RETURN rc = DAT_SUCCESS;
+    for (unsigned k = 0; k < kSalts; ++k) {
+        unsigned made = 0;
+        for (; made < n; ++made) {
+            rc = dat_psp_create(s.ia, big_qual(made, k), s.cr_evd, DAT_PSP_CONSUMER_FLAG,
+                                &psps[made]);
+            if (rc != DAT_SUCCESS) break;
+        }
+        if (rc == DAT_SUCCESS) {
+            *salt = k;
+            return rc;
+        }
+        while (made > 0) dat_psp_free(psps[--made]);
+        if (DAT_GET_TYPE(rc) != DAT_CONN_QUAL_IN_USE) return rc;
+    }
+    return rc;
+}
+// The parent's word to the child: the salt to use, or 's' (skip). Salts are 'a' .. 'p'.
+char salt_word(unsigned salt) {
+    return static_cast<char>('a' + salt);
+}
+unsigned salt_of(char word) {
+    return static_cast<unsigned>(word - 'a');
 }
 
 // A provider whose qualifiers are ports (verbs over rdma_cm's TCP port space) cannot listen
 // on one beyond them: the case is reported as unsupported there. The child waits for the
-// parent's word first ('g' go, 's' skip).
+// parent's word first (a salt, or 's' skip).
 #define SKIP_IF_NO_LARGE_QUALIFIERS(rc, ch)                              \
     if (DAT_GET_TYPE(rc) == DAT_CONN_QUAL_UNAVAILABLE) {                 \
         (ch).send('s');                                                  \
@@ -35,8 +69,7 @@ DAT_CONN_QUAL big_qual(unsigned i) {
 // Several PSPs on qualifiers beyond any port range: a request reaches the one it names, with
 // that qualifier in the arrival event, and the connection carries data.
 TEST(ConformanceCm, LargeQualifierRoutesToItsPsp) {
-    constexpr int kPsps = 3;
-    const DAT_CONN_QUAL target = big_qual(1);
+    constexpr unsigned kPsps = 3;
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
@@ -46,7 +79,8 @@ TEST(ConformanceCm, LargeQualifierRoutesToItsPsp) {
         CHILD_CHECK(ch.recv(&go));
         if (go == 's') return 0;
         DAT_EVENT_NUMBER outcome{};
-        CHILD_CHECK(c.connect(target, &outcome, 4, "qual") == DAT_SUCCESS);
+        CHILD_CHECK(c.connect(big_qual(1, salt_of(go), getppid()), &outcome, 4, "qual") ==
+                    DAT_SUCCESS);
         CHILD_CHECK(outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
         DAT_EVENT_NUMBER ended{};
         CHILD_CHECK(c.disconnect_and_wait(DAT_CLOSE_GRACEFUL_FLAG, &ended) == DAT_SUCCESS);
@@ -57,19 +91,16 @@ TEST(ConformanceCm, LargeQualifierRoutesToItsPsp) {
     ASSERT_EQ(s.open(), DAT_SUCCESS);
     ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
     DAT_PSP_HANDLE psps[kPsps];
-    DAT_RETURN rc = dat_psp_create(s.ia, big_qual(0), s.cr_evd, DAT_PSP_CONSUMER_FLAG, &psps[0]);
+    unsigned salt = 0;
+    DAT_RETURN rc = create_big_psps(s, psps, kPsps, &salt);
     SKIP_IF_NO_LARGE_QUALIFIERS(rc, ch);
     ASSERT_EQ(rc, DAT_SUCCESS);
-    for (int i = 1; i < kPsps; ++i)
-        ASSERT_EQ(dat_psp_create(s.ia, big_qual(static_cast<unsigned>(i)), s.cr_evd,
-                                 DAT_PSP_CONSUMER_FLAG, &psps[i]),
-                  DAT_SUCCESS)
-            << i;
+    const DAT_CONN_QUAL target = big_qual(1, salt);
     // The same qualifier twice in one IA is in use.
     DAT_PSP_HANDLE dup = DAT_HANDLE_NULL;
     EXPECT_EQ(DAT_GET_TYPE(dat_psp_create(s.ia, target, s.cr_evd, DAT_PSP_CONSUMER_FLAG, &dup)),
               DAT_CONN_QUAL_IN_USE);
-    ASSERT_TRUE(ch.send('g'));
+    ASSERT_TRUE(ch.send(salt_word(salt)));
     DAT_EVENT ev;
     ASSERT_EQ(s.next(s.cr_evd, &ev), DAT_SUCCESS);
     ASSERT_EQ(ev.event_number, DAT_CONNECTION_REQUEST_EVENT);
@@ -112,13 +143,11 @@ TEST(ConformanceCm, UnknownLargeQualifierIsRejected) {
     Node s;
     ASSERT_EQ(s.open(), DAT_SUCCESS);
     DAT_PSP_HANDLE psps[4];
-    DAT_RETURN rc = dat_psp_create(s.ia, big_qual(0), s.cr_evd, DAT_PSP_CONSUMER_FLAG, &psps[0]);
+    unsigned salt = 0;
+    DAT_RETURN rc = create_big_psps(s, psps, 4, &salt);
     SKIP_IF_NO_LARGE_QUALIFIERS(rc, ch);
     ASSERT_EQ(rc, DAT_SUCCESS);
-    for (unsigned i = 1; i < 4; ++i)
-        ASSERT_EQ(dat_psp_create(s.ia, big_qual(i), s.cr_evd, DAT_PSP_CONSUMER_FLAG, &psps[i]),
-                  DAT_SUCCESS);
-    ASSERT_TRUE(ch.send('g'));
+    ASSERT_TRUE(ch.send(salt_word(salt)));
     EXPECT_EQ(reap(pid), 0);
     DAT_EVENT ev;
     EXPECT_EQ(DAT_GET_TYPE(s.next(s.cr_evd, &ev, 0)), DAT_TIMEOUT_EXPIRED);  // no CR surfaced
