@@ -2,9 +2,11 @@
 # Where a polled 8-byte ping-pong's time goes inside each process: the turnaround from the
 # recv() that brings a message to the send of the answer, for raw TCP and for DAT, split
 # where the DAT API is crossed (tools/datbench/turnaround_preload.cpp says what each line
-# measures). The kernel's share of a round trip is the same for both; the turnaround is
-# ours. Prints, for every line, the median over all rounds and both processes of the
-# per-process medians, in nanoseconds; each interval includes one clock read per boundary.
+# measures), and the rest of the round trip: the wait for the answer, the poll loop's
+# rounds and the system calls themselves, raw and DAT alike. Prints, for every line, the
+# median over all rounds and both processes of the per-process medians, in nanoseconds
+# (each interval includes one clock read per boundary), and how often a DAT poller found a
+# message right after asking epoll.
 #
 #   tools/bench_turnaround.sh [-b BUILD_DIR] [-r ROUNDS] [-n ITERS] [-i IA] [-p PORT]
 #
@@ -22,7 +24,7 @@ while getopts "b:r:n:i:p:h" o; do
         n) iters=$OPTARG ;;
         i) ia=$OPTARG ;;
         p) port=$OPTARG ;;
-        *) sed -n 2,14p "$0"; exit 2 ;;
+        *) sed -n 2,15p "$0"; exit 2 ;;
     esac
 done
 datbench=$build/tools/datbench/datbench
@@ -45,7 +47,7 @@ echo "Turnaround inside one process, polled 8 B ping-pong, $rounds round(s) x $i
 echo "(median of the per-process medians; the clock read costs $(grep -o 'clock [0-9]* ns' "$out" |
     awk '{print $2}' | sort -n | awk '{x[NR]=$1} END {print x[int((NR+1)/2)]}') ns and is inside every interval)"
 # One row per label, in the order the preload prints them.
-grep -v '(clock' "$out" | sed 's/^turnaround   //' | awk -F' median +' '
+grep ' median ' "$out" | sed 's/^turnaround   //' | awk -F' median +' '
     { split($2, f, " "); label = $1; sub(/ +$/, "", label)
       if (!(label in n)) order[++rows] = label
       v[label, ++n[label]] = f[1] }
@@ -55,4 +57,8 @@ grep -v '(clock' "$out" | sed 's/^turnaround   //' | awk -F' median +' '
                 x = v[l, k] + 0
                 for (j = k - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]
                 a[j + 1] = x }
-            printf "  %-46s %6d ns\n", l, a[int((m + 1) / 2)] } }'
+            printf "  %-50s %6d ns\n", l, a[int((m + 1) / 2)] } }'
+# Over all rounds and both processes: how often the poll round that found a DAT message
+# had asked epoll since its previous look at the socket.
+awk '$1 == "turnaround-epoll" { a += $2; n += $4 }
+     END { if (n > 0) printf "  DAT messages found right after an epoll_wait      %5.1f %%\n", 100 * a / n }' "$out"

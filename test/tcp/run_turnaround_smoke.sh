@@ -18,7 +18,11 @@ fail=0
 for line in 'raw TCP: recv -> send' 'DAT send/recv: recv -> sendmsg' \
     'recv -> dat_evd_dequeue returns it' 'of which in dat_ep_post_recv' \
     'dat_ep_post_send -> sendmsg' 'DAT RDMA write: recv -> sendmsg' \
-    'provider alone: recv -> sendmsg'; do
+    'provider alone: recv -> sendmsg' "raw: send -> the answer's recv" \
+    "DAT send: sendmsg -> the answer's recv" 'DAT: empty recv -> empty recv' \
+    'DAT: last empty recv -> the recv that brings data'; do
     grep -E -q "^ +$line +[0-9]+ ns\$" <<<"$out" || { echo "FAIL: no figure for '$line'"; fail=1; }
 done
+grep -E -q '^ +DAT messages found right after an epoll_wait +[0-9.]+ %$' <<<"$out" ||
+    { echo "FAIL: no share of messages found after an epoll_wait"; fail=1; }
 exit $fail

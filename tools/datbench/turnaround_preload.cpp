@@ -15,12 +15,28 @@
 //   provider only  recv() -> sendmsg() with no DAT call between (a thread of the provider
 //                  answering by itself: an RDMA read's response)
 //
-// The turnaround is the part of a round trip that is ours: the kernel's share (the two
-// system calls and the loopback) is the same for both sides. Each process prints its
-// figures when it exits. Intervals above kMaxNs (a descheduled thread, a pause between
-// phases) and receives above kMaxMsg bytes (the bandwidth phases) are not counted. Every
-// timestamp is one clock_gettime; its cost, printed as "clock", is inside each interval.
+// The turnaround is the part of a round trip that is ours. The rest of the round trip is
+// the kernel's and the poll loop's, and is timed too, raw and DAT alike:
+//
+//   send -> the answer's recv        the round trip less our own turnaround: the peer's
+//                                    turnaround plus twice the one-way time outside both
+//   empty recv -> empty recv         one round of the poll loop that finds nothing
+//   inside send() / a recv() that brings data    the system calls themselves (on loopback
+//                                    the peer's receive processing runs inside our send)
+//   last empty recv -> the recv that brings data    what the poll loop did between its
+//                                    last look at the socket and the look that found the
+//                                    message, and how often that included an epoll_wait
+//                                    (a DAT poller asks epoll every few rounds instead of
+//                                    reading its busy socket, tcp/engine.cpp)
+//
+// These add two clock reads to every recv(), empty or not (about 50 ns a poll round, raw
+// and DAT alike), which moves where in the poll loop an answer tends to arrive.
+//
+// Each process prints its figures when it exits. Intervals above kMaxNs (a descheduled thread, a
+// pause between phases) and receives above kMaxMsg bytes (the bandwidth phases) are not counted.
+// Every timestamp is one clock_gettime; its cost, printed as "clock", is inside each interval.
 #include <dlfcn.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -83,6 +99,18 @@ enum Which {
     kWriteToPost,
     kWritePostToSendmsg,
     kProvider,
+    kWaitRaw,
+    kWaitDat,
+    kWaitDatWrite,
+    kWaitDatOther,
+    kPollRaw,
+    kPollDat,
+    kSendRaw,
+    kSendDat,
+    kRecvRaw,
+    kRecvDat,
+    kGapRaw,
+    kGapDat,
     kCount
 };
 Stat stats[kCount] = {{"raw TCP: recv -> send"},
@@ -94,7 +122,19 @@ Stat stats[kCount] = {{"raw TCP: recv -> send"},
                       {"DAT RDMA write: recv -> sendmsg"},
                       {"  recv -> dat_ep_post_rdma_write"},
                       {"  dat_ep_post_rdma_write -> sendmsg"},
-                      {"provider alone: recv -> sendmsg"}};
+                      {"provider alone: recv -> sendmsg"},
+                      {"raw: send -> the answer's recv"},
+                      {"DAT send: sendmsg -> the answer's recv"},
+                      {"DAT write: sendmsg -> the answer's recv"},
+                      {"DAT other: sendmsg -> the next recv"},
+                      {"raw: empty recv -> empty recv"},
+                      {"DAT: empty recv -> empty recv"},
+                      {"raw: inside send()"},
+                      {"DAT: inside send()"},
+                      {"raw: inside a recv() that brings data"},
+                      {"DAT: inside a recv() that brings data"},
+                      {"raw: last empty recv -> the recv that brings data"},
+                      {"DAT: last empty recv -> the recv that brings data"}};
 
 // The current turnaround of this thread: when its message came, and where it is now.
 struct Turn {
@@ -103,6 +143,15 @@ struct Turn {
     void reset() noexcept { *this = Turn{}; }
 };
 thread_local Turn turn;
+// The wait for the answer: when this thread last sent (and what: kWaitRaw for datbench's
+// raw message, else which DAT exchange), when its last empty recv() returned, and whether
+// it called epoll_wait since.
+thread_local std::uint64_t sent_at = 0, empty_at = 0;
+thread_local int sent_kind = kWaitRaw;
+thread_local bool epolled = false;
+// DAT messages found by a recv() right after an empty one, and how many of those had an
+// epoll_wait in between.
+std::atomic<std::uint64_t> found_after_epoll{0}, found_total{0};
 
 using RecvFn = ssize_t (*)(int, void *, std::size_t, int);
 using RecvChkFn = ssize_t (*)(int, void *, std::size_t, std::size_t, int);
@@ -141,7 +190,17 @@ std::atomic<ExitFn> real_exit;
 ssize_t received(ssize_t r) noexcept {
     if (r > 0) {
         turn.reset();
-        if (r <= kMaxMsg) turn.in = now_ns();
+        empty_at = 0;
+        if (r <= kMaxMsg) {
+            turn.in = now_ns();
+            stats[sent_kind].add(sent_at, turn.in);
+        }
+        sent_at = 0;
+    } else if (r < 0) {
+        const std::uint64_t t = now_ns();
+        stats[sent_kind == kWaitRaw ? kPollRaw : kPollDat].add(empty_at, t);
+        empty_at = t;
+        epolled = false;
     }
     return r;
 }
@@ -150,6 +209,12 @@ ssize_t received(ssize_t r) noexcept {
 void answered(bool provider_send) noexcept {
     const std::uint64_t t = now_ns();
     Turn &c = turn;
+    sent_at = t;
+    sent_kind = !provider_send ? kWaitRaw
+                : c.send       ? kWaitDat
+                : c.write      ? kWaitDatWrite
+                               : kWaitDatOther;
+    empty_at = 0;
     if (c.in == 0) return;
     if (!provider_send) {
         stats[kRaw].add(c.in, t);
@@ -181,6 +246,10 @@ void print_report() noexcept {
     if (!any) return;
     std::fprintf(stderr, "turnaround pid %d (clock %.0f ns a read):\n", static_cast<int>(getpid()),
                  clock_cost_ns());
+    if (found_total.load() > 0)
+        std::fprintf(stderr, "turnaround-epoll %llu of %llu\n",
+                     static_cast<unsigned long long>(found_after_epoll.load()),
+                     static_cast<unsigned long long>(found_total.load()));
     for (const Stat &s : stats) {
         const std::uint64_t n = s.n.load();
         if (n == 0) continue;
@@ -218,7 +287,18 @@ struct Report {
 extern "C" {
 
 TURNAROUND_EXPORT ssize_t recv(int fd, void *buf, std::size_t len, int flags) {
-    return received(real(real_recv, "recv")(fd, buf, len, flags));
+    const std::uint64_t t0 = now_ns();
+    const std::uint64_t last_empty = empty_at;
+    ssize_t r = received(real(real_recv, "recv")(fd, buf, len, flags));
+    if (r > 0 && r <= kMaxMsg) {
+        stats[sent_kind == kWaitRaw ? kRecvRaw : kRecvDat].add(t0, turn.in);
+        stats[sent_kind == kWaitRaw ? kGapRaw : kGapDat].add(last_empty, t0);
+        if (sent_kind != kWaitRaw && last_empty != 0) {
+            found_total.fetch_add(1);
+            if (epolled) found_after_epoll.fetch_add(1);
+        }
+    }
+    return r;
 }
 
 // What recv() becomes under _FORTIFY_SOURCE when the buffer's size is known (Debian's
@@ -229,13 +309,24 @@ TURNAROUND_EXPORT ssize_t __recv_chk(int fd, void *buf, std::size_t len, std::si
 }
 
 TURNAROUND_EXPORT ssize_t send(int fd, const void *buf, std::size_t len, int flags) {
-    answered(provider_frame(buf, len));
-    return real(real_send, "send")(fd, buf, len, flags);
+    const bool prov = provider_frame(buf, len);
+    answered(prov);
+    const std::uint64_t t0 = now_ns();
+    ssize_t r = real(real_send, "send")(fd, buf, len, flags);
+    if (len <= kMaxMsg) stats[prov ? kSendDat : kSendRaw].add(t0, now_ns());
+    return r;
 }
 
 TURNAROUND_EXPORT ssize_t sendmsg(int fd, const msghdr *msg, int flags) {
     answered(true);
     return real(real_sendmsg, "sendmsg")(fd, msg, flags);
+}
+
+// Only noted: whether a poll round asked epoll before the recv() that found a message.
+TURNAROUND_EXPORT int epoll_wait(int epfd, epoll_event *ev, int n, int ms) {
+    static std::atomic<int (*)(int, epoll_event *, int, int)> real_epoll;
+    epolled = true;
+    return real(real_epoll, "epoll_wait")(epfd, ev, n, ms);
 }
 
 TURNAROUND_EXPORT DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *event) {
