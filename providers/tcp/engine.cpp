@@ -28,6 +28,10 @@ constexpr int kBackoffMs = 1;
 constexpr int kBackoffMaxMs = 4;
 // poll_inline: epoll's turn every this many rounds while a connection is hot.
 constexpr unsigned kHotEvery = 4;
+// poll_inline: after this many epoll turns in a row that found nothing while the hot
+// socket is out of the set, the poller stops asking epoll and the progress thread watches
+// the rest of the set instead (rounds_off_).
+constexpr unsigned kQuietTurns = 4;
 // poll_inline: after this many direct rounds in a row on one connection, its socket
 // leaves the epoll set (detach_hot). Enough that a connection polled once in a while
 // stays in; few enough that a ping-pong is out after its first round trips.
@@ -185,8 +189,11 @@ void Engine::poll_inline() noexcept {
         streak_ = 0;
     }
     // The busy connection first, straight from its socket; every kHotEvery-th round (and
-    // whenever there is none) epoll, for everything else.
-    if (h != nullptr && ++hot_rounds_ % kHotEvery != 0) {
+    // whenever there is none) epoll, for everything else, unless the progress thread
+    // watches the rest of the set (rounds_off_): an epoll round is blind to the busy
+    // socket for a whole system call (docs/benchmarks.md, "The rest of the round trip").
+    if (h != nullptr &&
+        (rounds_off_.load(std::memory_order_relaxed) || ++hot_rounds_ % kHotEvery != 0)) {
         if (!h->poll_hot())
             hot_.compare_exchange_strong(h, nullptr);
         else if (++streak_ % kDetachAfter == 0)
@@ -196,11 +203,39 @@ void Engine::poll_inline() noexcept {
     epoll_event events[kBatch];
     int n = epoll_wait(epfd_, events, kBatch, 0);
     if (n > 0) dispatch(events, n, false);
+    if (h == nullptr) return;
+    if (others_ready(events, n))
+        quiet_turns_ = 0;
+    else if (++quiet_turns_ >= kQuietTurns && detached_.load() == h)
+        stop_rounds();
+}
+
+bool Engine::others_ready(const epoll_event *events, int n) const noexcept {
+    for (int i = 0; i < n; ++i) {
+        const void *p = events[i].data.ptr;
+        if (p != nullptr && p != &inline_wake_) return true;
+    }
+    return false;
+}
+
+void Engine::stop_rounds() noexcept {
+    quiet_turns_ = 0;
+    // Pairs with run(): either the thread sees the flag before it chooses how to back off,
+    // or we see it backing off and wake it, so that it watches the set from now on (both
+    // sequentially consistent).
+    rounds_off_.store(true);
+    if (backing_off_.load()) wake();
 }
 
 void Engine::detach_hot(Pollable *h) noexcept {
     if (!h->leave_poll_set()) return;
-    if (Pollable *was = detached_.exchange(h); was != nullptr && was != h) was->rejoin_poll_set();
+    Pollable *was = detached_.exchange(h);
+    // Already recorded (the periodic detach, after a send may have put the socket back):
+    // the thread was told when h first left, and has not put it back since (it would have
+    // cleared detached_). No wake-up: it may be watching the set (watch()), every
+    // kDetachAfter polls.
+    if (was == h) return;
+    if (was != nullptr) was->rejoin_poll_set();
     // Pairs with run(): either the thread finds h here before it looks, or we find it
     // looking (both sequentially consistent) and wake it, so that it never sleeps without
     // h's socket in the set while nobody polls h.
@@ -209,6 +244,9 @@ void Engine::detach_hot(Pollable *h) noexcept {
 
 void Engine::reattach_detached() noexcept {
     if (detached_.load(std::memory_order_relaxed) == nullptr) return;  // the common case
+    // The socket is back in the set: the poller asks epoll again (the thread stops watching
+    // at its next look, or it would be woken by every message of the busy connection).
+    rounds_off_.store(false);
     if (Pollable *p = detached_.exchange(nullptr)) p->rejoin_poll_set();
 }
 
@@ -361,10 +399,14 @@ void Engine::run() noexcept {
                 if (inline_owner_.load()) wait_ms = ticking ? kTickMs : -1;
             }
             seen_polls_ = polls;
-            pollfd p{evfd_, POLLIN, 0};
-            if (poll(&p, 1, wait_ms) == 1) {
-                std::uint64_t v;
-                [[maybe_unused]] ssize_t r = read(evfd_, &v, sizeof v);
+            if (!owned && rounds_off_.load()) {
+                watch(events, wait_ms);
+            } else {
+                pollfd p{evfd_, POLLIN, 0};
+                if (poll(&p, 1, wait_ms) == 1) {
+                    std::uint64_t v;
+                    [[maybe_unused]] ssize_t r = read(evfd_, &v, sizeof v);
+                }
             }
             standby_long_.store(false);
             backing_off_.store(false);
@@ -411,6 +453,27 @@ void Engine::run() noexcept {
         in_epoll_.store(false);
         if (ticking) run_ticks(ticks);
     }
+}
+
+void Engine::watch(epoll_event *events, int wait_ms) noexcept {
+    // As the ordinary round below: counted as in epoll_wait until the results are
+    // dispatched, and never while a consumer owns the progress (begin_inline_wait).
+    in_epoll_.store(true);
+    if (inline_owner_.load()) {
+        in_epoll_.store(false);
+        return;
+    }
+    int n = epoll_wait(epfd_, events, kBatch, wait_ms);
+    if (n > 0) {
+        // Something besides the busy connection: the poller asks epoll again from its next
+        // turn (another busy connection is better served there than by our wake-ups). A
+        // connection with data becomes the hot one, as when the poller finds it: the
+        // consumer may be about to poll it.
+        if (others_ready(events, n)) rounds_off_.store(false);
+        std::unique_lock dlk(dispatch_mu_);
+        dispatch(events, n, true);
+    }
+    in_epoll_.store(false);
 }
 
 void Engine::run_ticks(std::vector<Pollable *> &ticks) noexcept {

@@ -24,7 +24,9 @@
 // measurable on a polled ping-pong (docs/benchmarks.md, "A polled socket out of epoll").
 // The consumer reads it directly anyway. Whoever next needs epoll to see it puts it back
 // first: the progress thread before it looks, an inline wait before it sleeps, a poller
-// whose hot connection changed.
+// whose hot connection changed. While it is out and epoll has nothing else, the poller
+// stops asking epoll every few rounds (each such round is blind to the busy socket) and the
+// progress thread watches the rest of the set instead (rounds_off_, watch()).
 #pragma once
 
 #include <sys/epoll.h>
@@ -130,6 +132,13 @@ class Engine {
     void run() noexcept;
     void run_ticks(std::vector<Pollable *> &ticks) noexcept;
     void dispatch(epoll_event *events, int n, bool progress_thread) noexcept;
+    // Whether epoll reported an object's socket (not one of the engine's eventfds).
+    bool others_ready(const epoll_event *events, int n) const noexcept;
+    // poll_inline: the poller stops asking epoll; the thread watches the set (rounds_off_).
+    void stop_rounds() noexcept;
+    // run(), backing off while rounds_off_: sleeps in epoll_wait on the rest of the set for
+    // at most wait_ms and dispatches what comes.
+    void watch(epoll_event *events, int wait_ms) noexcept;
     void wake() noexcept;
     // The polled connection out of the epoll set (see the top of this file).
     void detach_hot(Pollable *h) noexcept;
@@ -162,6 +171,13 @@ class Engine {
     // dispatch_mu_); compared, never dereferenced.
     Pollable *streak_of_ = nullptr;
     unsigned streak_ = 0;
+    // poll_inline's epoll turns in a row that found nothing (under dispatch_mu_), and
+    // whether it has stopped asking epoll: set once the hot socket is out of the set and
+    // the turns stay quiet, so that its rounds all read the socket; the progress thread then
+    // watches the rest of the set while it backs off (watch()). Cleared when the socket goes
+    // back (reattach_detached) and when the thread's watch finds something.
+    unsigned quiet_turns_ = 0;
+    std::atomic<bool> rounds_off_{false};
     // The object whose socket is out of the epoll set (detach_hot), if any: at most one.
     // Whoever takes it out of here puts the socket back (reattach_detached). Cleared by
     // retire(), so it never names a parked object.
