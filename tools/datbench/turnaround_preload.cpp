@@ -205,6 +205,25 @@ ssize_t received(ssize_t r) noexcept {
     return r;
 }
 
+// A recv() of either entry point (recv, or __recv_chk under _FORTIFY_SOURCE): the call
+// itself and the poll loop's path to it are timed, then received() as above.
+template <typename Call>
+ssize_t timed_recv(Call call) noexcept {
+    const std::uint64_t t0 = now_ns();
+    const std::uint64_t last_empty = empty_at;
+    const ssize_t r = received(call());
+    if (r > 0 && r <= kMaxMsg) {
+        const bool raw = sent_kind == kWaitRaw;
+        stats[raw ? kRecvRaw : kRecvDat].add(t0, turn.in);
+        stats[raw ? kGapRaw : kGapDat].add(last_empty, t0);
+        if (!raw && last_empty != 0) {
+            found_total.fetch_add(1);
+            if (epolled) found_after_epoll.fetch_add(1);
+        }
+    }
+    return r;
+}
+
 // An answer leaves: close the interval it ends.
 void answered(bool provider_send) noexcept {
     const std::uint64_t t = now_ns();
@@ -287,25 +306,15 @@ struct Report {
 extern "C" {
 
 TURNAROUND_EXPORT ssize_t recv(int fd, void *buf, std::size_t len, int flags) {
-    const std::uint64_t t0 = now_ns();
-    const std::uint64_t last_empty = empty_at;
-    ssize_t r = received(real(real_recv, "recv")(fd, buf, len, flags));
-    if (r > 0 && r <= kMaxMsg) {
-        stats[sent_kind == kWaitRaw ? kRecvRaw : kRecvDat].add(t0, turn.in);
-        stats[sent_kind == kWaitRaw ? kGapRaw : kGapDat].add(last_empty, t0);
-        if (sent_kind != kWaitRaw && last_empty != 0) {
-            found_total.fetch_add(1);
-            if (epolled) found_after_epoll.fetch_add(1);
-        }
-    }
-    return r;
+    return timed_recv([&] { return real(real_recv, "recv")(fd, buf, len, flags); });
 }
 
 // What recv() becomes under _FORTIFY_SOURCE when the buffer's size is known (Debian's
 // packaging flags).
 TURNAROUND_EXPORT ssize_t __recv_chk(int fd, void *buf, std::size_t len, std::size_t buflen,
                                      int flags) {
-    return received(real(real_recv_chk, "__recv_chk")(fd, buf, len, buflen, flags));
+    return timed_recv(
+        [&] { return real(real_recv_chk, "__recv_chk")(fd, buf, len, buflen, flags); });
 }
 
 TURNAROUND_EXPORT ssize_t send(int fd, const void *buf, std::size_t len, int flags) {
