@@ -240,6 +240,17 @@ inline constexpr Spec kTcpTxBatch{
     128,
     "frames one sendmsg may carry when several are queued on a connection (a batch stops at "
     "128 KiB); 1 sends each frame with its own system call (read when an IA opens)"};
+inline constexpr Spec kTcpTxBurstGapNs{
+    "DAT_TCP_TX_BURST_GAP_NS",
+    Type::kInt,
+    "tcp",
+    "0",
+    0,
+    0,
+    1000000,
+    "a request posted within this many nanoseconds of the previous one, while earlier ones "
+    "are outstanding, is a burst and leaves with the next batch; 0 (default) measures it: "
+    "three empty system calls' time, within 1000..20000 (read when an IA opens)"};
 inline constexpr Spec kTcpWireVersion{
     "DAT_TCP_WIRE_VERSION",
     Type::kInt,

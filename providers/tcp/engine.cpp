@@ -1,4 +1,5 @@
 #include "tcp/engine.hpp"
+#include "tcp/burst_gap.hpp"
 #include "tunables/tunables.hpp"
 
 #include <sys/epoll.h>
@@ -56,6 +57,11 @@ ProgressPolicy ProgressPolicy::from_env() noexcept {
     p.spin_us = static_cast<std::uint32_t>(tun::read_int(tun::kTcpSpinUs));
     p.wait_spin_us = static_cast<std::uint32_t>(tun::read_int(tun::kTcpWaitSpinUs));
     p.tx_batch = static_cast<std::uint32_t>(tun::read_int(tun::kTcpTxBatch));
+    const long gap = tun::read_int(tun::kTcpTxBurstGapNs);
+    p.burst_gap = gap > 0 ? std::chrono::nanoseconds{gap} : measured_burst_gap();
+    DAPL_TRC(trace::kInfo, "tcp.batch", "posts closer than %lld ns form a burst (%s)",
+             static_cast<long long>(p.burst_gap.count()),
+             gap > 0 ? "DAT_TCP_TX_BURST_GAP_NS" : "measured: three empty recv() calls");
     if (p.mode == Mode::Sleep) p.spin_us = p.wait_spin_us = 0;
     // Busy progress never sleeps, so a consumer's epoll_wait would only compete with it.
     p.wait_in_epoll = tun::read_choice(tun::kTcpWaitSleep) == 0 && p.mode != Mode::Busy;

@@ -69,7 +69,8 @@ class Pollable {
 //                         sleeps (50, 0..1000000)
 //   DAT_TCP_WAIT_SLEEP    dat_evd_wait, then: epoll (default; the consumer sleeps in the
 //                         engine's epoll_wait) | cv (on the EVD; never under busy progress)
-//   DAT_TCP_TX_BATCH      frames per sendmsg when several are queued (64, 1..256)
+//   DAT_TCP_TX_BATCH      frames per sendmsg when several are queued (64, 1..128)
+//   DAT_TCP_TX_BURST_GAP_NS  how close posts must be to be batched (0: measured, burst_gap.hpp)
 struct ProgressPolicy {
     enum class Mode { Adaptive, Busy, Sleep };
     Mode mode = Mode::Adaptive;
@@ -77,6 +78,7 @@ struct ProgressPolicy {
     std::uint32_t wait_spin_us = 50;
     bool wait_in_epoll = true;
     std::uint32_t tx_batch = 64;  // not progress, but read with it: once per IA, per engine
+    std::chrono::nanoseconds burst_gap{1000};  // likewise (defer_tx)
     static ProgressPolicy from_env() noexcept;
 };
 

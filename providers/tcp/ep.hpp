@@ -247,10 +247,10 @@ class TcpEp final : public Pollable {
     bool disc_sent_ = false;
     bool close_after_ctrl_ = false;  // a NAK is queued: stop after sending it
     // When the last post that could have been deferred returned (defer_tx): a post closer
-    // than kBurstGap to it is part of a burst. Far below any round trip over TCP, far above
-    // a consumer's own loop. Posts that cannot be deferred (the consumer is not behind: a
-    // ping-pong) read no clock; `stamp_post_` says the current post read it.
-    static constexpr std::chrono::nanoseconds kBurstGap{1000};
+    // than the engine's burst_gap to it is part of a burst (burst_gap.hpp: a few system
+    // calls, far below any round trip over TCP, above a consumer's own loop). Posts that
+    // cannot be deferred (the consumer is not behind: a ping-pong) read no clock;
+    // `stamp_post_` says the current post read it.
     static constexpr std::uint64_t kDeferMax = 8192;  // bytes: larger posts go at once
     std::chrono::steady_clock::time_point last_post_{};
     bool stamp_post_ = false;

@@ -222,7 +222,7 @@ DAT_RETURN TcpEp::post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET 
 }
 
 // Back-to-back posts leave together. A request is only queued when it is part of a burst:
-// it comes within kBurstGap of the end of the previous post on this endpoint, and the
+// it comes within the engine's burst_gap of the end of the previous post on this endpoint, and the
 // consumer has not caught up (earlier requests are outstanding, or completions wait in the
 // request EVD). update_poll() then arms EPOLLOUT, and the next epoll round (a polling
 // consumer's empty dequeue, a dat_evd_wait in the progress, or the progress thread, awake
@@ -234,13 +234,14 @@ DAT_RETURN TcpEp::post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET 
 // (nothing outstanding, no completion waiting) cost no clock read at all.
 bool TcpEp::defer_tx() noexcept {
     stamp_post_ = false;
-    const std::uint32_t batch = tr_->engine().policy().tx_batch;
+    const ProgressPolicy &policy = tr_->engine().policy();
+    const std::uint32_t batch = policy.tx_batch;
     if (batch <= 1) return false;
     const bool behind = sq_tail_ - sq_head_ > 1 ||
                         (ep->request_evd != nullptr && ep->request_evd->has_events_hint());
     if (!behind) return false;
     const auto now = std::chrono::steady_clock::now();
-    const bool burst = now - last_post_ < kBurstGap;
+    const bool burst = now - last_post_ < policy.burst_gap;
     last_post_ = now;
     stamp_post_ = true;
     // A big message gains nothing: its copy dwarfs the system call.
