@@ -4,6 +4,7 @@
 #include "ia_state.hpp"
 
 #include <registry/registry.hpp>
+#include <cancel/no_cancel.hpp>
 
 #include <dat2/dat_trace.h>
 
@@ -142,10 +143,12 @@ extern "C" {
 DAT_RETURN dat_ia_openv(const DAT_NAME_PTR name, DAT_COUNT qlen, DAT_EVD_HANDLE *async_evd,
                         DAT_IA_HANDLE *ia, DAT_UINT32 major, DAT_UINT32 minor,
                         DAT_BOOLEAN thread_safe) {
+    opendat::NoCancel nc;  // the registry reads files and loads libraries
     return ia_openv(name, qlen, async_evd, ia, major, minor, thread_safe);
 }
 
 DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia, DAT_CLOSE_FLAGS flags) {
+    opendat::NoCancel nc;
     return ia_close(ia, flags);
 }
 

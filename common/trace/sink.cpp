@@ -6,6 +6,8 @@
 #include "trace/line.hpp"
 #include "trace/trace.hpp"
 
+#include <cancel/no_cancel.hpp>
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -13,6 +15,8 @@
 #include <unistd.h>
 
 namespace opendat::trace::detail {
+
+using opendat::NoCancel;
 
 namespace {
 
@@ -45,6 +49,7 @@ const SinkSet &default_sinks() noexcept {
 }
 
 void open_sinks(SinkSet &set, Warnings &warnings) noexcept {
+    NoCancel nc;  // open(2) is a cancellation point (cancel/no_cancel.hpp)
     int opened = 0;
     for (int i = 0; i < set.nfiles; ++i) {
         // O_APPEND: concurrent processes appending to one file never overwrite each other.
@@ -78,6 +83,9 @@ void open_sinks(SinkSet &set, Warnings &warnings) noexcept {
 }
 
 void write_line(const SinkSet &set, int level, const char *line, std::size_t len) noexcept {
+    // write(2) and syslog(3) are cancellation points, and a line may come from a hot path
+    // (a frame, a refused post) that holds no cancellation off itself.
+    NoCancel nc;
     for (int i = 0; i < set.nfds; ++i) write_all(set.fds[i], line, len);
     if (set.dests & kDestSyslog) {
         // No openlog(): the process's ident and options are its own business. syslog adds

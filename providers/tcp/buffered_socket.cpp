@@ -1,5 +1,6 @@
 // BufferedSocket: the system calls behind the receive path (see buffered_socket.hpp).
 #include "tcp/buffered_socket.hpp"
+#include "util/sys_io.hpp"
 
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -38,7 +39,7 @@ BufferedSocket::Io BufferedSocket::refill() noexcept {
     if (drained_ || budget_ == 0) return Io::Again;
     pos_ = len_ = 0;
     for (;;) {
-        ssize_t n = recv(fd_, stage_, kStage, MSG_DONTWAIT);
+        ssize_t n = sys::recv(fd_, stage_, kStage, MSG_DONTWAIT);
         if (n > 0) {
             len_ = static_cast<std::size_t>(n);
             budget_ = budget_ > len_ ? budget_ - len_ : 0;
@@ -54,7 +55,7 @@ BufferedSocket::Io BufferedSocket::read_direct(iovec *iov, int n, std::uint64_t 
                                                std::size_t *got) noexcept {
     if (drained_ || budget_ == 0) return Io::Again;
     for (;;) {
-        ssize_t r = readv(fd_, iov, n);
+        ssize_t r = sys::readv(fd_, iov, n);
         if (r > 0) {
             *got = static_cast<std::size_t>(r);
             budget_ = budget_ > *got ? budget_ - *got : 0;

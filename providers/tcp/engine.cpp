@@ -1,4 +1,5 @@
 #include "tcp/engine.hpp"
+#include "util/sys_io.hpp"
 #include "tcp/burst_gap.hpp"
 #include "tunables/tunables.hpp"
 
@@ -159,7 +160,7 @@ void Engine::want_ticks(Pollable *p, bool on) noexcept {
 
 void Engine::wake() noexcept {
     std::uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = write(evfd_, &one, sizeof one);
+    [[maybe_unused]] ssize_t n = sys::write(evfd_, &one, sizeof one);
 }
 
 void Engine::dispatch(epoll_event *events, int n, bool progress_thread) noexcept {
@@ -170,7 +171,7 @@ void Engine::dispatch(epoll_event *events, int n, bool progress_thread) noexcept
             // drains the eventfd.
             if (progress_thread) {
                 std::uint64_t v;
-                [[maybe_unused]] ssize_t r = read(evfd_, &v, sizeof v);
+                [[maybe_unused]] ssize_t r = sys::read(evfd_, &v, sizeof v);
             }
             continue;
         }
@@ -207,7 +208,7 @@ void Engine::poll_inline() noexcept {
         return;
     }
     epoll_event events[kBatch];
-    int n = epoll_wait(epfd_, events, kBatch, 0);
+    int n = sys::epoll_wait(epfd_, events, kBatch, 0);
     if (n > 0) dispatch(events, n, false);
     if (h == nullptr) return;
     if (others_ready(events, n))
@@ -265,7 +266,7 @@ void Engine::hand_back() noexcept {
 
 void Engine::InlineWake::on_events(std::uint32_t) noexcept {
     std::uint64_t v;
-    [[maybe_unused]] ssize_t r = read(fd, &v, sizeof v);
+    [[maybe_unused]] ssize_t r = sys::read(fd, &v, sizeof v);
 }
 
 bool Engine::begin_inline_wait() noexcept {
@@ -311,11 +312,11 @@ bool Engine::wait_inline(std::uint32_t timeout_us) noexcept {
         const auto until =
             Clock::now() + std::chrono::microseconds(std::min(policy_.spin_us, timeout_us));
         for (unsigned i = 1;; ++i) {
-            n = epoll_wait(epfd_, events, kBatch, 0);
+            n = sys::epoll_wait(epfd_, events, kBatch, 0);
             if (n != 0 || (i % 16 == 0 && Clock::now() >= until)) break;
         }
     }
-    if (n == 0) n = epoll_wait(epfd_, events, kBatch, ms);
+    if (n == 0) n = sys::epoll_wait(epfd_, events, kBatch, ms);
     inline_active_ = n > 0;
     if (n <= 0) return true;  // timed out or interrupted: the caller looks at its clock
     bool thread_wanted = false;
@@ -334,14 +335,14 @@ void Engine::end_inline_wait() noexcept {
 
 void Engine::wake_inline() noexcept {
     std::uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = write(inline_wake_.fd, &one, sizeof one);
+    [[maybe_unused]] ssize_t n = sys::write(inline_wake_.fd, &one, sizeof one);
 }
 
 int Engine::spin(epoll_event *events, std::uint64_t polls_at_start, std::uint32_t us) noexcept {
     using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + std::chrono::microseconds(us);
     for (std::uint32_t i = 1;; ++i) {
-        int n = epoll_wait(epfd_, events, kBatch, 0);
+        int n = sys::epoll_wait(epfd_, events, kBatch, 0);
         if (n != 0) return n;
         if (stop_.load(std::memory_order_relaxed)) return 0;
         // A consumer polls now: leave the events to it (run() backs off).
@@ -411,7 +412,7 @@ void Engine::run() noexcept {
                 pollfd p{evfd_, POLLIN, 0};
                 if (poll(&p, 1, wait_ms) == 1) {
                     std::uint64_t v;
-                    [[maybe_unused]] ssize_t r = read(evfd_, &v, sizeof v);
+                    [[maybe_unused]] ssize_t r = sys::read(evfd_, &v, sizeof v);
                 }
             }
             standby_long_.store(false);
@@ -444,7 +445,7 @@ void Engine::run() noexcept {
             // only here: a hand-back must survive a round that ends in a back-off, or the
             // sleeping consumer's next arrival waits out the back-off.)
             handed_back_.store(false);
-            n = epoll_wait(epfd_, events, kBatch, ticking ? kTickMs : -1);
+            n = sys::epoll_wait(epfd_, events, kBatch, ticking ? kTickMs : -1);
         }
         active = n > 0;
         if (n < 0 && errno != EINTR) {
@@ -469,7 +470,7 @@ void Engine::watch(epoll_event *events, int wait_ms) noexcept {
         in_epoll_.store(false);
         return;
     }
-    int n = epoll_wait(epfd_, events, kBatch, wait_ms);
+    int n = sys::epoll_wait(epfd_, events, kBatch, wait_ms);
     if (n > 0) {
         // Something besides the busy connection: the poller asks epoll again from its next
         // turn (another busy connection is better served there than by our wake-ups). A

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "tcp/ep.hpp"
+#include "util/sys_io.hpp"
 #include "tcp/transport.hpp"
 #include "trace/trace.hpp"
 #include "tunables/tunables.hpp"
@@ -154,8 +155,8 @@ DAT_RETURN TcpEp::start_attempt() noexcept {
     fd_ = std::move(fd);
     forget_registration();
     phase_ = Phase::Connecting;
-    int rc = ::connect(fd_.get(), reinterpret_cast<sockaddr *>(&dst_),
-                       sockaddr_len(reinterpret_cast<sockaddr *>(&dst_)));
+    int rc = sys::connect(fd_.get(), reinterpret_cast<sockaddr *>(&dst_),
+                          sockaddr_len(reinterpret_cast<sockaddr *>(&dst_)));
     if (rc != 0 && errno != EINPROGRESS) {
         int e = errno;
         if (e == ECONNREFUSED) {
@@ -326,7 +327,7 @@ void TcpEp::reset_stream() noexcept {
 void TcpEp::send_disc_now() noexcept {
     if (!fd_ || tx_src_ != TxSrc::None || disc_sent_) return;
     FrameHeader d = frame(kDisc, 0);
-    ssize_t n = send(fd_.get(), &d, sizeof d, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = sys::send(fd_.get(), &d, sizeof d, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n != static_cast<ssize_t>(sizeof d)) {
         DAPL_TRC(trace::kInfo, "tcp", "EP %p: DISC not sent (%zd bytes, errno %d)",
                  static_cast<void *>(ep), n, n < 0 ? errno : 0);

@@ -1,4 +1,5 @@
 #include "tcp/net.hpp"
+#include "util/sys_io.hpp"
 #include "tunables/tunables.hpp"
 
 #include <fcntl.h>
@@ -15,7 +16,7 @@
 namespace opendat::tcp {
 
 void Fd::reset() noexcept {
-    if (fd_ >= 0) close(fd_);
+    if (fd_ >= 0) sys::close(fd_);
     fd_ = -1;
 }
 

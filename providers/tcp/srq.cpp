@@ -1,5 +1,6 @@
 // TcpSrq: the waiter list and the eventfd wake-up of a shared receive queue.
 #include "tcp/srq.hpp"
+#include "util/sys_io.hpp"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -38,12 +39,12 @@ bool TcpSrq::has_waiters() noexcept {
 
 void TcpSrq::signal() noexcept {
     std::uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = write(efd_.get(), &one, sizeof one);
+    [[maybe_unused]] ssize_t n = sys::write(efd_.get(), &one, sizeof one);
 }
 
 void TcpSrq::on_events(std::uint32_t) noexcept {
     std::uint64_t v = 0;
-    [[maybe_unused]] ssize_t r = read(efd_.get(), &v, sizeof v);
+    [[maybe_unused]] ssize_t r = sys::read(efd_.get(), &v, sizeof v);
     {
         std::lock_guard lk(mu_);
         try {

@@ -1,5 +1,6 @@
 // TcpTransport: EP plumbing, listening sockets, and passive connections up to accept.
 #include "tcp/transport.hpp"
+#include "util/sys_io.hpp"
 
 #include <netinet/in.h>
 #include <sys/epoll.h>
@@ -93,8 +94,8 @@ class PendingConn final : public Pollable, public PendingSet::Member {
         for (;;) {
             ssize_t n;
             if (got_ < sizeof hdr_) {
-                n = recv(fd_.get(), reinterpret_cast<char *>(&hdr_) + got_, sizeof hdr_ - got_,
-                         MSG_DONTWAIT);
+                n = sys::recv(fd_.get(), reinterpret_cast<char *>(&hdr_) + got_, sizeof hdr_ - got_,
+                              MSG_DONTWAIT);
             } else {
                 if (!valid_handshake(hdr_, kConnReq, util::kMaxPrivateData)) {
                     // Another protocol or version: refuse by closing; the active side
@@ -110,7 +111,7 @@ class PendingConn final : public Pollable, public PendingSet::Member {
                     complete();
                     return;
                 }
-                n = recv(fd_.get(), pdata_ + have, hdr_.length - have, MSG_DONTWAIT);
+                n = sys::recv(fd_.get(), pdata_ + have, hdr_.length - have, MSG_DONTWAIT);
             }
             if (n > 0) {
                 got_ += static_cast<std::size_t>(n);
@@ -184,7 +185,8 @@ class PendingConn final : public Pollable, public PendingSet::Member {
                  static_cast<unsigned long long>(hdr_.addr));
         FrameHeader h = make_header(kConnRej, 0);
         h.aux = kRejNoServicePoint;
-        [[maybe_unused]] ssize_t n = send(fd_.get(), &h, sizeof h, MSG_NOSIGNAL | MSG_DONTWAIT);
+        [[maybe_unused]] ssize_t n =
+            sys::send(fd_.get(), &h, sizeof h, MSG_NOSIGNAL | MSG_DONTWAIT);
         shutdown(fd_.get(), SHUT_WR);
         fd_.reset();
         state_ = State::Done;
@@ -252,8 +254,8 @@ class Listener final : public Pollable {
         for (int budget = 64; budget > 0; --budget) {
             sockaddr_storage peer{};
             socklen_t len = sizeof peer;
-            int c = accept4(fd_.get(), reinterpret_cast<sockaddr *>(&peer), &len,
-                            SOCK_NONBLOCK | SOCK_CLOEXEC);
+            int c = sys::accept4(fd_.get(), reinterpret_cast<sockaddr *>(&peer), &len,
+                                 SOCK_NONBLOCK | SOCK_CLOEXEC);
             if (c < 0) {
                 if (errno == EINTR || errno == ECONNABORTED) continue;
                 if (errno == EMFILE || errno == ENFILE) {
@@ -672,7 +674,7 @@ DAT_RETURN TcpTransport::cr_reject(util::Cr *cr, DAT_COUNT pdata_len, const void
         msghdr msg{};
         msg.msg_iov = iov;
         msg.msg_iovlen = pdata_len > 0 ? 2 : 1;
-        [[maybe_unused]] ssize_t n = sendmsg(fd.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        [[maybe_unused]] ssize_t n = sys::sendmsg(fd.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
         shutdown(fd.get(), SHUT_WR);
     }
     return DAT_SUCCESS;

@@ -1,4 +1,5 @@
 #include "util/evd.hpp"
+#include "util/sys_io.hpp"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -357,7 +358,7 @@ void Cno::retire() noexcept {
         cv_.notify_all();
         if (wake_fd_ >= 0) {  // a transport's waiter blocked in poll(2) on it
             std::uint64_t one = 1;
-            [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
+            [[maybe_unused]] ssize_t n = sys::write(wake_fd_, &one, sizeof one);
         }
     }
     drain(in_wait_);
@@ -457,7 +458,7 @@ void Cno::trigger(Evd *evd) noexcept {
     if (calls_ != nullptr && agent_.proxy_agent_func != nullptr) calls_->request(evd);
     if (wake_fd_ >= 0) {
         std::uint64_t one = 1;
-        [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
+        [[maybe_unused]] ssize_t n = sys::write(wake_fd_, &one, sizeof one);
     }
 }
 

@@ -7,6 +7,7 @@
 #include "trace/trace.hpp"
 #include "util/entries.hpp"
 #include "util/extension.hpp"
+#include "util/no_cancel.hpp"
 
 namespace opendat::util {
 
@@ -116,74 +117,76 @@ void fill_table(ProviderInstance *inst) noexcept {
     t.device_name = inst->name.c_str();
     t.extension = inst;
     using namespace entry;
-    t.ia_open_func = ia_open;
-    t.ia_query_func = ia_query;
-    t.ia_close_func = ia_close;
-    t.set_consumer_context_func = set_consumer_context;
-    t.get_consumer_context_func = get_consumer_context;
-    t.get_handle_type_func = get_handle_type;
-    t.cno_create_func = cno_create;
-    t.cno_modify_agent_func = cno_modify_agent;
-    t.cno_query_func = cno_query;
-    t.cno_free_func = cno_free;
-    t.cno_wait_func = cno_wait;
-    t.cr_query_func = cr_query;
-    t.cr_accept_func = cr_accept;
-    t.cr_reject_func = cr_reject;
-    t.evd_create_func = evd_create;
-    t.evd_query_func = evd_query;
-    t.evd_modify_cno_func = evd_modify_cno;
-    t.evd_enable_func = evd_enable;
-    t.evd_disable_func = evd_disable;
-    t.evd_wait_func = evd_wait;
-    t.evd_resize_func = evd_resize;
-    t.evd_post_se_func = evd_post_se;
+    // Every entry holds thread cancellation off (no_cancel.hpp) but the hot ones, the
+    // posts and the dequeue, whose system calls are not cancellation points (sys_io.hpp).
+    t.ia_open_func = &NoCancelEntry<&ia_open>::call;
+    t.ia_query_func = &NoCancelEntry<&ia_query>::call;
+    t.ia_close_func = &NoCancelEntry<&ia_close>::call;
+    t.set_consumer_context_func = &NoCancelEntry<&set_consumer_context>::call;
+    t.get_consumer_context_func = &NoCancelEntry<&get_consumer_context>::call;
+    t.get_handle_type_func = &NoCancelEntry<&get_handle_type>::call;
+    t.cno_create_func = &NoCancelEntry<&cno_create>::call;
+    t.cno_modify_agent_func = &NoCancelEntry<&cno_modify_agent>::call;
+    t.cno_query_func = &NoCancelEntry<&cno_query>::call;
+    t.cno_free_func = &NoCancelEntry<&cno_free>::call;
+    t.cno_wait_func = &NoCancelEntry<&cno_wait>::call;
+    t.cr_query_func = &NoCancelEntry<&cr_query>::call;
+    t.cr_accept_func = &NoCancelEntry<&cr_accept>::call;
+    t.cr_reject_func = &NoCancelEntry<&cr_reject>::call;
+    t.evd_create_func = &NoCancelEntry<&evd_create>::call;
+    t.evd_query_func = &NoCancelEntry<&evd_query>::call;
+    t.evd_modify_cno_func = &NoCancelEntry<&evd_modify_cno>::call;
+    t.evd_enable_func = &NoCancelEntry<&evd_enable>::call;
+    t.evd_disable_func = &NoCancelEntry<&evd_disable>::call;
+    t.evd_wait_func = &NoCancelEntry<&evd_wait>::call;
+    t.evd_resize_func = &NoCancelEntry<&evd_resize>::call;
+    t.evd_post_se_func = &NoCancelEntry<&evd_post_se>::call;
     t.evd_dequeue_func = evd_dequeue;
-    t.evd_free_func = evd_free;
-    t.evd_set_unwaitable_func = evd_set_unwaitable;
-    t.evd_clear_unwaitable_func = evd_clear_unwaitable;
-    t.ep_create_func = ep_create;
-    t.ep_query_func = ep_query;
-    t.ep_modify_func = ep_modify;
-    t.ep_connect_func = ep_connect;
-    t.ep_dup_connect_func = ep_dup_connect;
-    t.ep_disconnect_func = ep_disconnect;
+    t.evd_free_func = &NoCancelEntry<&evd_free>::call;
+    t.evd_set_unwaitable_func = &NoCancelEntry<&evd_set_unwaitable>::call;
+    t.evd_clear_unwaitable_func = &NoCancelEntry<&evd_clear_unwaitable>::call;
+    t.ep_create_func = &NoCancelEntry<&ep_create>::call;
+    t.ep_query_func = &NoCancelEntry<&ep_query>::call;
+    t.ep_modify_func = &NoCancelEntry<&ep_modify>::call;
+    t.ep_connect_func = &NoCancelEntry<&ep_connect>::call;
+    t.ep_dup_connect_func = &NoCancelEntry<&ep_dup_connect>::call;
+    t.ep_disconnect_func = &NoCancelEntry<&ep_disconnect>::call;
     t.ep_post_send_func = ep_post_send;
     t.ep_post_recv_func = ep_post_recv;
     t.ep_post_rdma_read_func = ep_post_rdma_read;
     t.ep_post_rdma_write_func = ep_post_rdma_write;
-    t.ep_get_status_func = ep_get_status;
-    t.ep_free_func = ep_free;
-    t.ep_reset_func = ep_reset;
-    t.lmr_create_func = lmr_create;
-    t.lmr_query_func = lmr_query;
-    t.lmr_free_func = lmr_free;
-    t.lmr_sync_rdma_read_func = lmr_sync_rdma_read;
-    t.lmr_sync_rdma_write_func = lmr_sync_rdma_write;
-    t.rmr_create_func = rmr_create;
-    t.rmr_query_func = rmr_query;
-    t.rmr_bind_func = rmr_bind;
-    t.rmr_free_func = rmr_free;
-    t.psp_create_func = psp_create;
-    t.psp_create_any_func = psp_create_any;
-    t.psp_query_func = psp_query;
-    t.psp_free_func = psp_free;
-    t.rsp_create_func = rsp_create;
-    t.rsp_query_func = rsp_query;
-    t.rsp_free_func = rsp_free;
-    t.pz_create_func = pz_create;
-    t.pz_query_func = pz_query;
-    t.pz_free_func = pz_free;
+    t.ep_get_status_func = &NoCancelEntry<&ep_get_status>::call;
+    t.ep_free_func = &NoCancelEntry<&ep_free>::call;
+    t.ep_reset_func = &NoCancelEntry<&ep_reset>::call;
+    t.lmr_create_func = &NoCancelEntry<&lmr_create>::call;
+    t.lmr_query_func = &NoCancelEntry<&lmr_query>::call;
+    t.lmr_free_func = &NoCancelEntry<&lmr_free>::call;
+    t.lmr_sync_rdma_read_func = &NoCancelEntry<&lmr_sync_rdma_read>::call;
+    t.lmr_sync_rdma_write_func = &NoCancelEntry<&lmr_sync_rdma_write>::call;
+    t.rmr_create_func = &NoCancelEntry<&rmr_create>::call;
+    t.rmr_query_func = &NoCancelEntry<&rmr_query>::call;
+    t.rmr_bind_func = &NoCancelEntry<&rmr_bind>::call;
+    t.rmr_free_func = &NoCancelEntry<&rmr_free>::call;
+    t.psp_create_func = &NoCancelEntry<&psp_create>::call;
+    t.psp_create_any_func = &NoCancelEntry<&psp_create_any>::call;
+    t.psp_query_func = &NoCancelEntry<&psp_query>::call;
+    t.psp_free_func = &NoCancelEntry<&psp_free>::call;
+    t.rsp_create_func = &NoCancelEntry<&rsp_create>::call;
+    t.rsp_query_func = &NoCancelEntry<&rsp_query>::call;
+    t.rsp_free_func = &NoCancelEntry<&rsp_free>::call;
+    t.pz_create_func = &NoCancelEntry<&pz_create>::call;
+    t.pz_query_func = &NoCancelEntry<&pz_query>::call;
+    t.pz_free_func = &NoCancelEntry<&pz_free>::call;
     t.handle_extendedop_func = extended_op;  // reached only when the IA reports extensions
-    t.ep_create_with_srq_func = ep_create_with_srq;
-    t.ep_recv_query_func = ep_recv_query;
-    t.ep_set_watermark_func = ep_set_watermark;
-    t.srq_create_func = srq_create;
-    t.srq_free_func = srq_free;
+    t.ep_create_with_srq_func = &NoCancelEntry<&ep_create_with_srq>::call;
+    t.ep_recv_query_func = &NoCancelEntry<&ep_recv_query>::call;
+    t.ep_set_watermark_func = &NoCancelEntry<&ep_set_watermark>::call;
+    t.srq_create_func = &NoCancelEntry<&srq_create>::call;
+    t.srq_free_func = &NoCancelEntry<&srq_free>::call;
     t.srq_post_recv_func = srq_post_recv;
-    t.srq_query_func = srq_query;
-    t.srq_resize_func = srq_resize;
-    t.srq_set_lw_func = srq_set_lw;
+    t.srq_query_func = &NoCancelEntry<&srq_query>::call;
+    t.srq_resize_func = &NoCancelEntry<&srq_resize>::call;
+    t.srq_set_lw_func = &NoCancelEntry<&srq_set_lw>::call;
 #define OPENDAT_STUB(slot) stub_if_null(t.slot);
     OPENDAT_ALL_SLOTS(OPENDAT_STUB)
 #undef OPENDAT_STUB

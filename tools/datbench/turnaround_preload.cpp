@@ -29,6 +29,10 @@
 //                                    (a DAT poller asks epoll every few rounds instead of
 //                                    reading its busy socket, tcp/engine.cpp)
 //
+// The provider makes these system calls through syscall() (no cancellation point,
+// providers/util/sys_io.hpp); the preload interposes syscall() too, so its recvfrom,
+// sendto, sendmsg and epoll_pwait count as recv, send, sendmsg and epoll_wait.
+//
 // These add two clock reads to every recv(), empty or not (about 50 ns a poll round, raw
 // and DAT alike), which moves where in the poll loop an answer tends to arrive.
 //
@@ -38,10 +42,12 @@
 #include <dlfcn.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -287,6 +293,17 @@ bool provider_frame(const void *buf, std::size_t len) noexcept {
     return magic == opendat::tcp::kWireMagic;
 }
 
+// send(), or its syscall(): the provider's frames against datbench's raw messages.
+template <typename Call>
+auto timed_send(const void *buf, std::size_t len, Call call) noexcept {
+    const bool prov = provider_frame(buf, len);
+    answered(prov);
+    const std::uint64_t t0 = now_ns();
+    auto r = call();
+    if (len <= kMaxMsg) stats[prov ? kSendDat : kSendRaw].add(t0, now_ns());
+    return r;
+}
+
 std::atomic<bool> reported{false};
 void report_once() noexcept {
     if (!reported.exchange(true)) print_report();
@@ -318,12 +335,7 @@ TURNAROUND_EXPORT ssize_t __recv_chk(int fd, void *buf, std::size_t len, std::si
 }
 
 TURNAROUND_EXPORT ssize_t send(int fd, const void *buf, std::size_t len, int flags) {
-    const bool prov = provider_frame(buf, len);
-    answered(prov);
-    const std::uint64_t t0 = now_ns();
-    ssize_t r = real(real_send, "send")(fd, buf, len, flags);
-    if (len <= kMaxMsg) stats[prov ? kSendDat : kSendRaw].add(t0, now_ns());
-    return r;
+    return timed_send(buf, len, [&] { return real(real_send, "send")(fd, buf, len, flags); });
 }
 
 TURNAROUND_EXPORT ssize_t sendmsg(int fd, const msghdr *msg, int flags) {
@@ -336,6 +348,37 @@ TURNAROUND_EXPORT int epoll_wait(int epfd, epoll_event *ev, int n, int ms) {
     static std::atomic<int (*)(int, epoll_event *, int, int)> real_epoll;
     epolled = true;
     return real(real_epoll, "epoll_wait")(epfd, ev, n, ms);
+}
+
+// The provider makes its hot system calls through syscall(), which is no cancellation
+// point (providers/util/sys_io.hpp): the same timing for them. syscall() reads six
+// argument registers whatever the call, as glibc's own does.
+TURNAROUND_EXPORT long syscall(long nr, ...) noexcept {
+    static std::atomic<long (*)(long, ...)> real_syscall;
+    va_list ap;
+    va_start(ap, nr);
+    long a[6];
+    for (long &x : a) x = va_arg(ap, long);
+    va_end(ap);
+    auto call = [&] {
+        return real(real_syscall, "syscall")(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    };
+    switch (nr) {
+        case SYS_recvfrom:
+            return timed_recv(call);
+        case SYS_sendto: {
+            const auto *buf = reinterpret_cast<const void *>(a[1]);
+            return timed_send(buf, static_cast<std::size_t>(a[2]), call);
+        }
+        case SYS_sendmsg:
+            answered(true);
+            return call();
+        case SYS_epoll_pwait:
+            epolled = true;
+            return call();
+        default:
+            return call();
+    }
 }
 
 TURNAROUND_EXPORT DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *event) {

@@ -1,0 +1,97 @@
+// The system calls of a provider's hot paths (post, dequeue, wire I/O), made without
+// glibc's cancellation-point wrappers.
+//
+// A consumer thread runs these inside dat_evd_dequeue and dat_ep_post_*; the entry points
+// cannot hold cancellation off for them (two atomic operations per call, on the path a
+// polling consumer takes millions of times a second), so the calls themselves must not be
+// cancellation points (no_cancel.hpp says why a cancellation inside a provider is fatal).
+// glibc's syscall() is not one, and it also skips the wrappers' per-call cancellation
+// bookkeeping. ThreadSanitizer builds keep the libc functions: their interceptors are how
+// it sees the ordering an eventfd or a socket creates between threads.
+#pragma once
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <csignal>
+
+#if defined(__SANITIZE_THREAD__)
+#define OPENDAT_SYS_VIA_LIBC 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define OPENDAT_SYS_VIA_LIBC 1
+#endif
+#endif
+
+namespace opendat::sys {
+
+#ifdef OPENDAT_SYS_VIA_LIBC
+inline ssize_t recv(int fd, void *buf, size_t n, int flags) noexcept {
+    return ::recv(fd, buf, n, flags);
+}
+inline ssize_t send(int fd, const void *buf, size_t n, int flags) noexcept {
+    return ::send(fd, buf, n, flags);
+}
+inline ssize_t sendmsg(int fd, const msghdr *m, int flags) noexcept {
+    return ::sendmsg(fd, m, flags);
+}
+inline ssize_t readv(int fd, const iovec *iov, int n) noexcept {
+    return ::readv(fd, iov, n);
+}
+inline ssize_t read(int fd, void *buf, size_t n) noexcept {
+    return ::read(fd, buf, n);
+}
+inline ssize_t write(int fd, const void *buf, size_t n) noexcept {
+    return ::write(fd, buf, n);
+}
+inline int epoll_wait(int epfd, epoll_event *ev, int n, int timeout_ms) noexcept {
+    return ::epoll_wait(epfd, ev, n, timeout_ms);
+}
+inline int close(int fd) noexcept {
+    return ::close(fd);
+}
+inline int accept4(int fd, sockaddr *a, socklen_t *len, int flags) noexcept {
+    return ::accept4(fd, a, len, flags);
+}
+inline int connect(int fd, const sockaddr *a, socklen_t len) noexcept {
+    return ::connect(fd, a, len);
+}
+#else
+inline ssize_t recv(int fd, void *buf, size_t n, int flags) noexcept {
+    return ::syscall(SYS_recvfrom, fd, buf, n, flags, nullptr, nullptr);
+}
+inline ssize_t send(int fd, const void *buf, size_t n, int flags) noexcept {
+    return ::syscall(SYS_sendto, fd, buf, n, flags, nullptr, 0);
+}
+inline ssize_t sendmsg(int fd, const msghdr *m, int flags) noexcept {
+    return ::syscall(SYS_sendmsg, fd, m, flags);
+}
+inline ssize_t readv(int fd, const iovec *iov, int n) noexcept {
+    return ::syscall(SYS_readv, fd, iov, n);
+}
+inline ssize_t read(int fd, void *buf, size_t n) noexcept {
+    return ::syscall(SYS_read, fd, buf, n);
+}
+inline ssize_t write(int fd, const void *buf, size_t n) noexcept {
+    return ::syscall(SYS_write, fd, buf, n);
+}
+// epoll_pwait with no signal mask is epoll_wait, and exists on every architecture.
+inline int epoll_wait(int epfd, epoll_event *ev, int n, int timeout_ms) noexcept {
+    return static_cast<int>(
+        ::syscall(SYS_epoll_pwait, epfd, ev, n, timeout_ms, nullptr, _NSIG / 8));
+}
+inline int close(int fd) noexcept {
+    return static_cast<int>(::syscall(SYS_close, fd));
+}
+inline int accept4(int fd, sockaddr *a, socklen_t *len, int flags) noexcept {
+    return static_cast<int>(::syscall(SYS_accept4, fd, a, len, flags));
+}
+inline int connect(int fd, const sockaddr *a, socklen_t len) noexcept {
+    return static_cast<int>(::syscall(SYS_connect, fd, a, len));
+}
+#endif
+
+}  // namespace opendat::sys
