@@ -4,6 +4,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <cancel/no_cancel.hpp>
 #include <trace/trace.hpp>
 
 #include <cerrno>
@@ -43,6 +44,9 @@ bool readable_by_kernel(std::uintptr_t address) noexcept {
     const ssize_t n = process_vm_readv(own_pid(), &local, 1, &remote, 1, 0);
     if (n == static_cast<ssize_t>(sizeof word)) return true;
     if (n < 0 && errno == EFAULT) return false;
+    // Reached from the hot calls (a post, a dequeue), which hold no cancellation off:
+    // pipe, write and close are cancellation points (cancel/no_cancel.hpp).
+    NoCancel nc;
     int fds[2];
     if (pipe(fds) != 0) return false;
     const ssize_t w = write(fds[1], reinterpret_cast<const void *>(address), sizeof word);

@@ -3,7 +3,6 @@
 #include "dispatch.hpp"
 
 #include <registry/registry.hpp>
-#include <cancel/no_cancel.hpp>
 
 using namespace opendat::dat;
 using opendat::registry::Registry;
@@ -36,7 +35,6 @@ DAT_RETURN dat_registry_remove_provider(const DAT_PROVIDER *provider,
 DAT_RETURN dat_registry_list_providers(DAT_COUNT max, DAT_COUNT *count, DAT_PROVIDER_INFO *list[]) {
     if (count == nullptr) return error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
     if (max > 0 && list == nullptr) return error(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
-    opendat::NoCancel nc;  // the first call reads dat.conf
     return Registry::instance().list_providers(max, count, list);
 }
 

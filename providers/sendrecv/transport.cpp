@@ -11,6 +11,7 @@
 // messages into posted receives, and notices the end of connections. Only the progress
 // thread closes sockets (Lists::doomed), so a descriptor it polls can never be reused under it.
 #include "sendrecv/transport.hpp"
+#include "util/sys_io.hpp"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -46,7 +47,7 @@ using util::Sp;
 bool read_all(int fd, void *buf, std::size_t n) noexcept {
     auto *p = static_cast<unsigned char *>(buf);
     while (n > 0) {
-        ssize_t r = ::recv(fd, p, n, 0);
+        ssize_t r = sys::recv(fd, p, n, 0);
         if (r <= 0) return false;
         p += r;
         n -= static_cast<std::size_t>(r);
@@ -57,7 +58,7 @@ bool read_all(int fd, void *buf, std::size_t n) noexcept {
 bool write_all(int fd, const void *buf, std::size_t n) noexcept {
     auto *p = static_cast<const unsigned char *>(buf);
     while (n > 0) {
-        ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
+        ssize_t w = sys::send(fd, p, n, MSG_NOSIGNAL);
         if (w <= 0) return false;
         p += w;
         n -= static_cast<std::size_t>(w);
@@ -78,7 +79,7 @@ bool write_iov(int fd, iovec *v, int count) noexcept {
         msghdr m{};
         m.msg_iov = v;
         m.msg_iovlen = static_cast<std::size_t>(count);
-        ssize_t w = ::sendmsg(fd, &m, MSG_NOSIGNAL);
+        ssize_t w = sys::sendmsg(fd, &m, MSG_NOSIGNAL);
         if (w <= 0) return false;
         auto left = static_cast<std::size_t>(w);
         while (count > 0 && left >= v->iov_len) {
@@ -150,8 +151,8 @@ class SendRecvTransport final : public util::Transport {
         }
         wake();
         thread_.join();
-        for (int fd : doomed_) ::close(fd);
-        ::close(wake_fd_);
+        for (int fd : doomed_) sys::close(fd);
+        sys::close(wake_fd_);
     }
 
     const util::Limits &limits() const noexcept override { return limits_; }
@@ -191,8 +192,8 @@ class SendRecvTransport final : public util::Transport {
         // Loopback-speed blocking connect: a refusal is known at once and reported as an
         // event, as DAT asks (the call itself succeeded).
         no_delay(fd);
-        bool ok = ::connect(fd, reinterpret_cast<sockaddr *>(&to),
-                            util::sockaddr_len(reinterpret_cast<sockaddr *>(&to))) == 0 &&
+        bool ok = sys::connect(fd, reinterpret_cast<sockaddr *>(&to),
+                               util::sockaddr_len(reinterpret_cast<sockaddr *>(&to))) == 0 &&
                   write_u32_and_pdata(fd, UINT32_MAX, pdata_len, pdata);
         std::lock_guard lk(mu_);
         const int old = c->fd;  // a previous connection's socket, closed once replaced
@@ -275,7 +276,7 @@ class SendRecvTransport final : public util::Transport {
         auto *sa = reinterpret_cast<sockaddr *>(&at);
         socklen_t len = util::sockaddr_len(sa);
         if (::bind(fd, sa, len) != 0 || ::listen(fd, 64) != 0 || ::getsockname(fd, sa, &len) != 0) {
-            ::close(fd);
+            sys::close(fd);
             return util::err(DAT_CONN_QUAL_IN_USE);
         }
         sp->qual = util::get_port(at);
@@ -296,7 +297,7 @@ class SendRecvTransport final : public util::Transport {
     DAT_RETURN cr_accept(Cr *cr, Ep *ep, DAT_COUNT pdata_len, const void *pdata) noexcept override {
         const int fd = cr_fd(cr);
         if (!write_u32_and_pdata(fd, 1, pdata_len, pdata)) {
-            ::close(fd);
+            sys::close(fd);
             return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_DISCONNECTED);
         }
         auto *c = static_cast<Conn *>(ep->impl);
@@ -314,10 +315,10 @@ class SendRecvTransport final : public util::Transport {
     DAT_RETURN cr_reject(Cr *cr, DAT_COUNT pdata_len, const void *pdata) noexcept override {
         const int fd = cr_fd(cr);
         write_u32_and_pdata(fd, 0, pdata_len, pdata);  // best effort: the peer may be gone
-        ::close(fd);
+        sys::close(fd);
         return DAT_SUCCESS;
     }
-    void cr_destroy(Cr *cr) noexcept override { ::close(cr_fd(cr)); }
+    void cr_destroy(Cr *cr) noexcept override { sys::close(cr_fd(cr)); }
 
     // A consumer polling an empty DTO EVD reads what has arrived itself, so that a polling
     // ping-pong does not wait for the progress thread to be scheduled.
@@ -325,7 +326,7 @@ class SendRecvTransport final : public util::Transport {
         std::unique_lock lk(mu_, std::try_to_lock);
         if (!lk) return;  // the progress thread is at work
         collect(&inline_fds_, &inline_owners_, false);
-        if (::poll(inline_fds_.data(), inline_fds_.size(), 0) > 0)
+        if (sys::poll(inline_fds_.data(), inline_fds_.size(), 0) > 0)
             dispatch(inline_fds_, inline_owners_);
     }
 
@@ -343,7 +344,7 @@ class SendRecvTransport final : public util::Transport {
     }
     void wake() noexcept {
         const std::uint64_t one = 1;
-        (void)!::write(wake_fd_, &one, sizeof one);
+        (void)!sys::write(wake_fd_, &one, sizeof one);
     }
 
     // With mu_ held: the connection ends (locally or by the peer); posted receives flush.
@@ -364,7 +365,7 @@ class SendRecvTransport final : public util::Transport {
     void on_request(Sp *sp, int listen_fd) noexcept {
         sockaddr_storage peer{};
         socklen_t len = sizeof peer;
-        int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr *>(&peer), &len, SOCK_CLOEXEC);
+        int fd = sys::accept4(listen_fd, reinterpret_cast<sockaddr *>(&peer), &len, SOCK_CLOEXEC);
         if (fd < 0) return;
         no_delay(fd);
         Cr *cr = util::cr_new(sp);
@@ -372,7 +373,7 @@ class SendRecvTransport final : public util::Transport {
         ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
         if (cr == nullptr || !read_pdata(fd, cr->pdata, &cr->pdata_len)) {
             if (cr != nullptr) util::cr_discard(cr);
-            ::close(fd);
+            sys::close(fd);
             return;
         }
         tv = timeval{0, 0};
@@ -380,7 +381,7 @@ class SendRecvTransport final : public util::Transport {
         cr->remote_addr = peer;
         cr->remote_port = util::get_port(peer);
         cr->impl = reinterpret_cast<void *>(static_cast<std::intptr_t>(fd));
-        if (!util::post_cr_arrival(cr)) ::close(fd);  // util freed the CR
+        if (!util::post_cr_arrival(cr)) sys::close(fd);  // util freed the CR
     }
 
     // The connector reads the answer to its request.
@@ -472,7 +473,7 @@ class SendRecvTransport final : public util::Transport {
             // Look again: the other poller (thread or inline) may have read it meanwhile,
             // and a blocking read of nothing would hang.
             pollfd now{c->fd, static_cast<short>(POLLIN | POLLRDHUP), 0};
-            if (::poll(&now, 1, 0) <= 0) continue;
+            if (sys::poll(&now, 1, 0) <= 0) continue;
             if (c->state == Conn::State::kAwaitAnswer) {
                 on_answer(ep, c);
             } else if (c->state == Conn::State::kConnected) {
@@ -489,14 +490,14 @@ class SendRecvTransport final : public util::Transport {
         std::vector<void *> owners;  // Sp* for a listener, Ep* for a connection
         std::unique_lock lk(mu_);
         while (!stop_) {
-            for (int fd : doomed_) ::close(fd);
+            for (int fd : doomed_) sys::close(fd);
             doomed_.clear();
             collect(&fds, &owners, true);
             lk.unlock();
-            ::poll(fds.data(), fds.size(), 100);  // 100 ms: the granularity of connect timeouts
+            sys::poll(fds.data(), fds.size(), 100);  // 100 ms: the granularity of connect timeouts
             lk.lock();
             std::uint64_t drained;
-            (void)!::read(wake_fd_, &drained, sizeof drained);
+            (void)!sys::read(wake_fd_, &drained, sizeof drained);
             dispatch(fds, owners);
         }
     }

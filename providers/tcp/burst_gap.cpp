@@ -1,9 +1,12 @@
 #include "tcp/burst_gap.hpp"
+#include "util/sys_io.hpp"
 
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 
 namespace opendat::tcp {
 
@@ -19,16 +22,23 @@ std::chrono::nanoseconds empty_recv_cost() noexcept {
     char byte;
     for (int r = 0; r < kRounds; ++r) {
         const auto t0 = Clock::now();
-        for (int i = 0; i < kCalls; ++i) (void)recv(sv[0], &byte, 1, MSG_DONTWAIT);
+        for (int i = 0; i < kCalls; ++i) (void)sys::recv(sv[0], &byte, 1, MSG_DONTWAIT);
         best = std::min(best, (Clock::now() - t0) / kCalls);
     }
-    close(sv[0]);
-    close(sv[1]);
+    sys::close(sv[0]);
+    sys::close(sv[1]);
     return best;
 }
 
 std::chrono::nanoseconds measured_burst_gap() noexcept {
-    static const std::chrono::nanoseconds gap = burst_gap_for(empty_recv_cost());
+    // Measured once; a measurement that could not be made (no socket pair: out of file
+    // descriptors) is not kept, so the next IA measures again.
+    static std::atomic<std::int64_t> cached{0};
+    if (const std::int64_t g = cached.load(std::memory_order_relaxed); g != 0)
+        return std::chrono::nanoseconds{g};
+    const auto cost = empty_recv_cost();
+    const auto gap = burst_gap_for(cost);
+    if (cost.count() > 0) cached.store(gap.count(), std::memory_order_relaxed);
     return gap;
 }
 

@@ -18,7 +18,8 @@ inline constexpr std::chrono::nanoseconds kMinBurstGap{1000};
 inline constexpr std::chrono::nanoseconds kMaxBurstGap{20000};
 
 // kSyscallsPerGap x the cheapest of a few empty non-blocking recv() calls, within
-// [kMinBurstGap, kMaxBurstGap]; measured on the first call (about 0.1 ms), then cached.
+// [kMinBurstGap, kMaxBurstGap]; measured on the first call (about 0.1 ms), then kept
+// (two IAs opening at once may both measure; either result is kept).
 std::chrono::nanoseconds measured_burst_gap() noexcept;
 
 // The cheapest of a few rounds of empty non-blocking recv() calls on a socket pair; 0 if

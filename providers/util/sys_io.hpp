@@ -10,6 +10,7 @@
 // it sees the ordering an eventfd or a socket creates between threads.
 #pragma once
 
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <ctime>
 
 #if defined(__SANITIZE_THREAD__)
 #define OPENDAT_SYS_VIA_LIBC 1
@@ -59,6 +61,9 @@ inline int accept4(int fd, sockaddr *a, socklen_t *len, int flags) noexcept {
 inline int connect(int fd, const sockaddr *a, socklen_t len) noexcept {
     return ::connect(fd, a, len);
 }
+inline int poll(pollfd *fds, nfds_t n, int timeout_ms) noexcept {
+    return ::poll(fds, n, timeout_ms);
+}
 #else
 inline ssize_t recv(int fd, void *buf, size_t n, int flags) noexcept {
     return ::syscall(SYS_recvfrom, fd, buf, n, flags, nullptr, nullptr);
@@ -91,6 +96,12 @@ inline int accept4(int fd, sockaddr *a, socklen_t *len, int flags) noexcept {
 }
 inline int connect(int fd, const sockaddr *a, socklen_t len) noexcept {
     return static_cast<int>(::syscall(SYS_connect, fd, a, len));
+}
+// ppoll, which every architecture has (aarch64 has no poll); a negative timeout waits.
+inline int poll(pollfd *fds, nfds_t n, int timeout_ms) noexcept {
+    timespec ts{timeout_ms / 1000, static_cast<long>(timeout_ms % 1000) * 1000000L};
+    return static_cast<int>(
+        ::syscall(SYS_ppoll, fds, n, timeout_ms < 0 ? nullptr : &ts, nullptr, _NSIG / 8));
 }
 #endif
 

@@ -1,4 +1,5 @@
 #include "verbs/cq_evd.hpp"
+#include "util/sys_io.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -252,14 +253,14 @@ bool CqEvd::take_channel_event() noexcept {
 
 void CqEvd::unwaitable() noexcept {
     std::uint64_t one = 1;
-    [[maybe_unused]] ssize_t r = ::write(wake_.get(), &one, sizeof one);
+    [[maybe_unused]] ssize_t r = sys::write(wake_.get(), &one, sizeof one);
 }
 
 void CqEvd::ring_posted() noexcept {
     // Only a waiter needs the wake-up: a post to an EVD nobody waits on costs no syscall.
     if (!mixed || waiters_.load() == 0) return;
     std::uint64_t one = 1;
-    [[maybe_unused]] ssize_t r = ::write(wake_.get(), &one, sizeof one);
+    [[maybe_unused]] ssize_t r = sys::write(wake_.get(), &one, sizeof one);
 }
 
 void CqEvd::cno_changed(util::Cno *from, util::Cno *to) noexcept {

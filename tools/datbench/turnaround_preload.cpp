@@ -191,6 +191,11 @@ std::atomic<PostFn> real_post_send;
 std::atomic<RecvPostFn> real_post_recv;
 std::atomic<WriteFn> real_post_write;
 std::atomic<ExitFn> real_exit;
+// Resolved before anything runs: a dlsym from inside syscall() could recurse into it.
+std::atomic<long (*)(long, ...)> real_syscall;
+[[gnu::constructor]] void resolve_syscall() noexcept {
+    real(real_syscall, "syscall");
+}
 
 // A receive returned: a small message starts a turnaround (any other data ends one).
 ssize_t received(ssize_t r) noexcept {
@@ -354,7 +359,6 @@ TURNAROUND_EXPORT int epoll_wait(int epfd, epoll_event *ev, int n, int ms) {
 // point (providers/util/sys_io.hpp): the same timing for them. syscall() reads six
 // argument registers whatever the call, as glibc's own does.
 TURNAROUND_EXPORT long syscall(long nr, ...) noexcept {
-    static std::atomic<long (*)(long, ...)> real_syscall;
     va_list ap;
     va_start(ap, nr);
     long a[6];
