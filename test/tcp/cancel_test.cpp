@@ -36,6 +36,14 @@
 #endif
 #endif
 
+#if defined(__SANITIZE_ADDRESS__)
+#define CANCEL_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CANCEL_TEST_ASAN 1
+#endif
+#endif
+
 using namespace dattest;
 
 namespace {
@@ -81,6 +89,20 @@ void expect_cancelled_after_the_calls(void *(*body)(void *), void *arg,
 
 void nothing(pthread_t) {}
 
+// Where the pending cancel acts: outside DAT, after the calls. AddressSanitizer's runtime
+// (GCC 12's) faults while it tears down a thread that a cancel ended (its sigaltstack
+// interceptor, from AsanThread::Destroy, after the unwind left the stack's shadow
+// poisoned), so ASan builds take the cancel off instead and the body returns as if it had
+// acted (no unwinding): the calls getting through is what these cases check there.
+void *stop_here() {
+#ifdef CANCEL_TEST_ASAN
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, nullptr);
+#else
+    pthread_testcancel();
+#endif
+    return PTHREAD_CANCELED;
+}
+
 struct WaitArgs {
     DAT_EVD_HANDLE evd;
     DAT_RETURN rc = 0;
@@ -93,8 +115,7 @@ void *wait_then_stop(void *p) {
     DAT_COUNT nmore = 0;
     a->rc = dat_evd_wait(a->evd, 400000, 1, &ev, &nmore);
     a->returned = true;
-    pthread_testcancel();  // the pending cancel acts here, outside DAT
-    return nullptr;
+    return stop_here();
 }
 
 void cancel_in_wait(const char *sleep_mode) {
@@ -155,8 +176,7 @@ void *hot_calls_with_cancel_pending(void *p) {
         }
     }
     a->returned = true;
-    pthread_testcancel();
-    return nullptr;
+    return stop_here();
 }
 
 off_t size_of(const char *path) {
@@ -224,8 +244,7 @@ void *open_close_with_cancel_pending(void *p) {
     a->open_rc = dat_ia_open(const_cast<char *>(kIa), 8, &async_evd, &ia);
     if (a->open_rc == DAT_SUCCESS) a->close_rc = dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG);
     a->returned = true;
-    pthread_testcancel();
-    return nullptr;
+    return stop_here();
 }
 
 TEST(Cancel, PendingCancelDoesNotActInsideIaOpenAndClose) {
