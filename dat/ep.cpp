@@ -42,25 +42,25 @@ DAT_RETURN dat_ep_dup_connect(DAT_EP_HANDLE ep, DAT_EP_HANDLE dup, DAT_TIMEOUT t
 DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep, DAT_CLOSE_FLAGS flags) {
     return forward<&DAT_PROVIDER::ep_disconnect_func, kBadEp>("dat_ep_disconnect", ep, flags);
 }
-DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
-                            DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) {
+[[gnu::hot]] DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                                         DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) {
     return forward<&DAT_PROVIDER::ep_post_send_func, kBadEp>("dat_ep_post_send", ep, n, iov, cookie,
                                                              flags);
 }
-DAT_RETURN dat_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
-                            DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) {
+[[gnu::hot]] DAT_RETURN dat_ep_post_recv(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                                         DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) {
     return forward<&DAT_PROVIDER::ep_post_recv_func, kBadEp>("dat_ep_post_recv", ep, n, iov, cookie,
                                                              flags);
 }
-DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
-                                 DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                                 DAT_COMPLETION_FLAGS flags) {
+[[gnu::hot]] DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                                              DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                              DAT_COMPLETION_FLAGS flags) {
     return forward<&DAT_PROVIDER::ep_post_rdma_read_func, kBadEp>("dat_ep_post_rdma_read", ep, n,
                                                                   iov, cookie, remote, flags);
 }
-DAT_RETURN dat_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
-                                  DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                                  DAT_COMPLETION_FLAGS flags) {
+[[gnu::hot]] DAT_RETURN dat_ep_post_rdma_write(DAT_EP_HANDLE ep, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                                               DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                               DAT_COMPLETION_FLAGS flags) {
     return forward<&DAT_PROVIDER::ep_post_rdma_write_func, kBadEp>("dat_ep_post_rdma_write", ep, n,
                                                                    iov, cookie, remote, flags);
 }

@@ -26,8 +26,8 @@ DAT_RETURN dat_evd_enable(DAT_EVD_HANDLE evd) {
 DAT_RETURN dat_evd_disable(DAT_EVD_HANDLE evd) {
     return forward<&DAT_PROVIDER::evd_disable_func, kBadEvd>("dat_evd_disable", evd);
 }
-DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd, DAT_TIMEOUT timeout, DAT_COUNT threshold,
-                        DAT_EVENT *event, DAT_COUNT *nmore) {
+[[gnu::hot]] DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd, DAT_TIMEOUT timeout, DAT_COUNT threshold,
+                                     DAT_EVENT *event, DAT_COUNT *nmore) {
     return forward<&DAT_PROVIDER::evd_wait_func, kBadEvd>("dat_evd_wait", evd, timeout, threshold,
                                                           event, nmore);
 }
@@ -37,7 +37,7 @@ DAT_RETURN dat_evd_resize(DAT_EVD_HANDLE evd, DAT_COUNT qlen) {
 DAT_RETURN dat_evd_post_se(DAT_EVD_HANDLE evd, const DAT_EVENT *event) {
     return forward<&DAT_PROVIDER::evd_post_se_func, kBadEvd>("dat_evd_post_se", evd, event);
 }
-DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *event) {
+[[gnu::hot]] DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd, DAT_EVENT *event) {
     return forward<&DAT_PROVIDER::evd_dequeue_func, kBadEvd>("dat_evd_dequeue", evd, event);
 }
 DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd) {

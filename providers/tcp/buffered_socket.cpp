@@ -10,8 +10,8 @@
 
 namespace opendat::tcp {
 
-BufferedSocket::Io BufferedSocket::assemble(void *dst, std::size_t want,
-                                            std::size_t *have) noexcept {
+[[gnu::hot]] BufferedSocket::Io BufferedSocket::assemble(void *dst, std::size_t want,
+                                                         std::size_t *have) noexcept {
     while (*have < want) {
         if (staged() == 0) {
             if (Io io = refill(); io != Io::Done) return io;
@@ -23,7 +23,7 @@ BufferedSocket::Io BufferedSocket::assemble(void *dst, std::size_t want,
     return Io::Done;
 }
 
-BufferedSocket::Io BufferedSocket::skip(std::uint64_t *left) noexcept {
+[[gnu::hot]] BufferedSocket::Io BufferedSocket::skip(std::uint64_t *left) noexcept {
     while (*left > 0) {
         if (staged() == 0) {
             if (Io io = refill(); io != Io::Done) return io;
@@ -35,7 +35,7 @@ BufferedSocket::Io BufferedSocket::skip(std::uint64_t *left) noexcept {
     return Io::Done;
 }
 
-BufferedSocket::Io BufferedSocket::refill() noexcept {
+[[gnu::hot]] BufferedSocket::Io BufferedSocket::refill() noexcept {
     if (drained_ || budget_ == 0) return Io::Again;
     pos_ = len_ = 0;
     for (;;) {
@@ -51,8 +51,8 @@ BufferedSocket::Io BufferedSocket::refill() noexcept {
     }
 }
 
-BufferedSocket::Io BufferedSocket::read_direct(iovec *iov, int n, std::uint64_t want,
-                                               std::size_t *got) noexcept {
+[[gnu::hot]] BufferedSocket::Io BufferedSocket::read_direct(iovec *iov, int n, std::uint64_t want,
+                                                            std::size_t *got) noexcept {
     if (drained_ || budget_ == 0) return Io::Again;
     for (;;) {
         ssize_t r = sys::readv(fd_, iov, n);
@@ -67,7 +67,7 @@ BufferedSocket::Io BufferedSocket::read_direct(iovec *iov, int n, std::uint64_t 
     }
 }
 
-BufferedSocket::Io BufferedSocket::end_of_read(long n) noexcept {
+[[gnu::hot]] BufferedSocket::Io BufferedSocket::end_of_read(long n) noexcept {
     if (n == 0) return Io::Closed;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
         drained_ = true;

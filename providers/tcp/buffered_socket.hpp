@@ -73,7 +73,7 @@ class BufferedSocket {
 };
 
 template <int N>
-BufferedSocket::Io BufferedSocket::read_into(IovCursor<N> *dst) noexcept {
+[[gnu::hot]] BufferedSocket::Io BufferedSocket::read_into(IovCursor<N> *dst) noexcept {
     while (dst->left() > 0) {
         if (staged() > 0) {
             std::size_t n =

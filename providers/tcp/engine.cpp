@@ -166,7 +166,7 @@ void Engine::wake() noexcept {
     [[maybe_unused]] ssize_t n = sys::write(evfd_, &one, sizeof one);
 }
 
-void Engine::dispatch(epoll_event *events, int n, bool progress_thread) noexcept {
+[[gnu::hot]] void Engine::dispatch(epoll_event *events, int n, bool progress_thread) noexcept {
     for (int i = 0; i < n; ++i) {
         auto *p = static_cast<Pollable *>(events[i].data.ptr);
         if (p == nullptr) {
@@ -184,7 +184,7 @@ void Engine::dispatch(epoll_event *events, int n, bool progress_thread) noexcept
     }
 }
 
-void Engine::poll_inline() noexcept {
+[[gnu::hot]] void Engine::poll_inline() noexcept {
     // Not a read-modify-write: concurrent pollers may lose a count, the value still moves.
     inline_polls_.store(inline_polls_.load(std::memory_order_relaxed) + 1,
                         std::memory_order_relaxed);
@@ -220,7 +220,7 @@ void Engine::poll_inline() noexcept {
         stop_rounds();
 }
 
-bool Engine::others_ready(const epoll_event *events, int n) const noexcept {
+[[gnu::hot]] bool Engine::others_ready(const epoll_event *events, int n) const noexcept {
     for (int i = 0; i < n; ++i) {
         const void *p = events[i].data.ptr;
         if (p != nullptr && p != &inline_wake_) return true;
@@ -237,7 +237,7 @@ void Engine::stop_rounds() noexcept {
     if (backing_off_.load()) wake();
 }
 
-void Engine::detach_hot(Pollable *h) noexcept {
+[[gnu::hot]] void Engine::detach_hot(Pollable *h) noexcept {
     if (!h->leave_poll_set()) return;
     Pollable *was = detached_.exchange(h);
     // Already recorded (the periodic detach, after a send may have put the socket back):
@@ -293,7 +293,7 @@ bool Engine::begin_inline_wait() noexcept {
     return true;
 }
 
-bool Engine::wait_inline(std::uint32_t timeout_us) noexcept {
+[[gnu::hot]] bool Engine::wait_inline(std::uint32_t timeout_us) noexcept {
     const int ms =
         timeout_us == UINT32_MAX
             ? -1
@@ -341,7 +341,8 @@ void Engine::wake_inline() noexcept {
     [[maybe_unused]] ssize_t n = sys::write(inline_wake_.fd, &one, sizeof one);
 }
 
-int Engine::spin(epoll_event *events, std::uint64_t polls_at_start, std::uint32_t us) noexcept {
+[[gnu::hot]] int Engine::spin(epoll_event *events, std::uint64_t polls_at_start,
+                              std::uint32_t us) noexcept {
     using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + std::chrono::microseconds(us);
     for (std::uint32_t i = 1;; ++i) {
@@ -362,7 +363,7 @@ int Engine::spin(epoll_event *events, std::uint64_t polls_at_start, std::uint32_
     }
 }
 
-void Engine::run() noexcept {
+[[gnu::hot]] void Engine::run() noexcept {
     epoll_event events[kBatch];
     std::vector<Pollable *> ticks;
     const bool busy = policy_.mode == ProgressPolicy::Mode::Busy;

@@ -7,7 +7,7 @@
 
 namespace opendat::tcp {
 
-bool TcpEp::rx_target_alive(const util::AccessHold &h) const noexcept {
+[[gnu::hot]] bool TcpEp::rx_target_alive(const util::AccessHold &h) const noexcept {
     switch (rx_.done) {
         case RxState::Done::Recv: {
             std::size_t slot = rq_head_ % rq_.size();
@@ -32,7 +32,8 @@ bool TcpEp::rx_target_alive(const util::AccessHold &h) const noexcept {
 
 // Called only when needs_hold(src, idx): the frame's bytes come from registered memory.
 // `idx` is the frame's control-ring or request-ring counter.
-bool TcpEp::source_alive(const util::AccessHold &h, TxSrc src, std::uint64_t idx) const noexcept {
+[[gnu::hot]] bool TcpEp::source_alive(const util::AccessHold &h, TxSrc src,
+                                      std::uint64_t idx) const noexcept {
     if (src == TxSrc::Ctrl) {
         const CtrlFrame &c = ctrl_[idx % ctrl_.size()];
         return h.remote(c.rkey, ep->pz, ep, reinterpret_cast<std::uintptr_t>(c.data), c.hdr.length,
@@ -46,7 +47,7 @@ bool TcpEp::source_alive(const util::AccessHold &h, TxSrc src, std::uint64_t idx
 // The one rule for which frames carry registered memory: a read response (a control frame
 // with the key it was checked under) and a request with a payload (not READ_REQ or
 // ATOMIC_REQ, whose operands travel in the header).
-bool TcpEp::needs_hold(TxSrc src, std::uint64_t idx) const noexcept {
+[[gnu::hot]] bool TcpEp::needs_hold(TxSrc src, std::uint64_t idx) const noexcept {
     switch (src) {
         case TxSrc::Ctrl: {
             const CtrlFrame &c = ctrl_[idx % ctrl_.size()];

@@ -15,7 +15,7 @@
 
 namespace opendat::tcp {
 
-void TcpEp::on_events(std::uint32_t events) noexcept {
+[[gnu::hot]] void TcpEp::on_events(std::uint32_t events) noexcept {
     std::lock_guard lk(ep->mu);
     if (dead_ || !fd_) return;
     if (phase_ == Phase::Connecting) {
@@ -39,7 +39,7 @@ void TcpEp::on_events(std::uint32_t events) noexcept {
 // on_events does for EPOLLIN and EPOLLOUT, on a connected socket only (a connecting one
 // must wait for epoll to say its connect finished). recv() says EAGAIN when there is
 // nothing, and a transmit with nothing queued makes no system call.
-bool TcpEp::poll_hot() noexcept {
+[[gnu::hot]] bool TcpEp::poll_hot() noexcept {
     std::lock_guard lk(ep->mu);
     if (dead_ || !fd_ || phase_ != Phase::Connected) return false;
     if (!rx_.blocked) rx_progress();

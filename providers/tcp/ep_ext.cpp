@@ -35,7 +35,8 @@ bool TcpEp::ext_request(RequestWr &w, const ExtArgs &x) noexcept {
     return true;
 }
 
-DAT_EVENT TcpEp::request_completion(const RequestWr &w, DAT_DTO_COMPLETION_STATUS st) noexcept {
+[[gnu::hot]] DAT_EVENT TcpEp::request_completion(const RequestWr &w,
+                                                 DAT_DTO_COMPLETION_STATUS st) noexcept {
     const auto len = static_cast<DAT_COUNT>(st == DAT_DTO_SUCCESS ? w.total : 0);
     switch (w.hdr.op) {
         case kWriteImm:

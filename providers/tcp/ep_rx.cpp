@@ -24,7 +24,7 @@ constexpr std::uint64_t kRxBudget = 8u << 20;
 // The frame state machine. The buffered socket hands out the stream's bytes; each state
 // says how many it needs and where they go, and a step returns once the socket is drained
 // (level-triggered epoll brings us back), the endpoint is blocked, or the connection ended.
-void TcpEp::rx_progress() noexcept {
+[[gnu::hot]] void TcpEp::rx_progress() noexcept {
     if (!fd_) return;
     in_.begin_round(fd_.get(), kRxBudget);
     while (fd_ && !rx_.blocked) {
@@ -91,7 +91,7 @@ void TcpEp::rx_stream_ended(int err) noexcept {
 // The base header is in: check what holds for every frame (magic, the agreed version, a
 // header length, flags and op that version and its capabilities define), so nothing of an
 // invalid frame is read further. False: the connection is gone.
-bool TcpEp::rx_header() noexcept {
+[[gnu::hot]] bool TcpEp::rx_header() noexcept {
     const FrameHeader &h = rx_.hdr;
     long ext = extension_bytes(h, wire_.version);
     if (rx_.discard_all) {
@@ -108,7 +108,7 @@ bool TcpEp::rx_header() noexcept {
     return true;
 }
 
-TcpEp::Step TcpEp::rx_dispatch() noexcept {
+[[gnu::hot]] TcpEp::Step TcpEp::rx_dispatch() noexcept {
     const FrameHeader &h = rx_.hdr;
     DAPL_TRC_FRAME("tcp.frame", "EP %p rx op %u flags 0x%x length %u seq %u",
                    static_cast<void *>(this), h.op, h.flags, h.length, h.seq);
@@ -157,7 +157,7 @@ TcpEp::Step TcpEp::rx_dispatch() noexcept {
     return Step::Failed;
 }
 
-TcpEp::Step TcpEp::on_send_frame() noexcept {
+[[gnu::hot]] TcpEp::Step TcpEp::on_send_frame() noexcept {
     // No receive posted (or none left in the SRQ): wait, as an RC responder's RNR retry.
     if (rq_head_ == rq_tail_ && (ep->srq == nullptr || !take_srq_recv())) return Step::Stop;
     if ((rx_.hdr.flags & kFlagAckReq) && ctrl_full()) return Step::Stop;
@@ -181,11 +181,11 @@ TcpEp::Step TcpEp::on_send_frame() noexcept {
     return Step::Continue;
 }
 
-TcpEp::Step TcpEp::on_write_frame() noexcept {
+[[gnu::hot]] TcpEp::Step TcpEp::on_write_frame() noexcept {
     return expect_remote_write(RxState::Done::Write);
 }
 
-TcpEp::Step TcpEp::expect_remote_write(RxState::Done done) noexcept {
+[[gnu::hot]] TcpEp::Step TcpEp::expect_remote_write(RxState::Done done) noexcept {
     if ((rx_.hdr.flags & kFlagAckReq) && ctrl_full()) return Step::Stop;
     DAT_DTO_COMPLETION_STATUS st = util::AccessHold(ep->ia->mem)  // also the RMR's EP scope
                                        .remote(rx_.hdr.rkey, ep->pz, ep, rx_.hdr.addr,
@@ -198,7 +198,7 @@ TcpEp::Step TcpEp::expect_remote_write(RxState::Done done) noexcept {
     return Step::Continue;
 }
 
-TcpEp::Step TcpEp::on_read_req() noexcept {
+[[gnu::hot]] TcpEp::Step TcpEp::on_read_req() noexcept {
     if (rx_.hdr.length != 0) {
         protocol_error("read request with payload");
         return Step::Failed;
@@ -248,7 +248,7 @@ RequestWr *TcpEp::find_wr(std::uint32_t seq, std::uint64_t *counter) noexcept {
     return &sq_[c % sq_.size()];
 }
 
-TcpEp::Step TcpEp::on_read_resp() noexcept {
+[[gnu::hot]] TcpEp::Step TcpEp::on_read_resp() noexcept {
     std::uint64_t c = 0;
     RequestWr *w = find_wr(rx_.hdr.seq, &c);
     if (w == nullptr || w->dto != DAT_DTO_RDMA_READ || w->replied || rx_.hdr.length != w->total) {
@@ -262,7 +262,7 @@ TcpEp::Step TcpEp::on_read_resp() noexcept {
     return Step::Continue;
 }
 
-TcpEp::Step TcpEp::on_reply(bool nak) noexcept {
+[[gnu::hot]] TcpEp::Step TcpEp::on_reply(bool nak) noexcept {
     std::uint64_t c = 0;
     RequestWr *w = find_wr(rx_.hdr.seq, &c);
     if (nak && rx_.hdr.length == 0 && w == nullptr) {
@@ -294,7 +294,7 @@ TcpEp::Step TcpEp::on_reply(bool nak) noexcept {
     return Step::Failed;
 }
 
-TcpEp::Step TcpEp::rx_payload_done() noexcept {
+[[gnu::hot]] TcpEp::Step TcpEp::rx_payload_done() noexcept {
     rx_.next_frame();
     switch (rx_.done) {
         case RxState::Done::Recv: {

@@ -89,8 +89,8 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     return DAT_SUCCESS;
 }
 
-DAT_RETURN TcpEp::post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                            DAT_DTO_COOKIE cookie) noexcept {
+[[gnu::hot]] DAT_RETURN TcpEp::post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                         DAT_DTO_COOKIE cookie) noexcept {
     if (dead_) return util::invalid_handle(DAT_HANDLE_TYPE_EP);
     if (n > kMaxIov) return util::err(DAT_LENGTH_ERROR);
     if (ep->state == DAT_EP_STATE_DISCONNECTED)
@@ -118,9 +118,9 @@ DAT_RETURN TcpEp::post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
     return DAT_SUCCESS;
 }
 
-DAT_RETURN TcpEp::post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                               DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                               DAT_COMPLETION_FLAGS flags, const ExtArgs *x) noexcept {
+[[gnu::hot]] DAT_RETURN TcpEp::post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                            DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                            DAT_COMPLETION_FLAGS flags, const ExtArgs *x) noexcept {
     if (dead_) return util::invalid_handle(DAT_HANDLE_TYPE_EP);
     if (n > kMaxIov) return util::err(DAT_LENGTH_ERROR);
     if (phase_ != Phase::Connected) {
@@ -232,7 +232,7 @@ DAT_RETURN TcpEp::post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET 
 // that fills a batch, or one of more than kDeferMax bytes. DAT_TCP_TX_BATCH=1 turns this off.
 // The clock is read last, only for a post that could be deferred: a ping-pong's posts
 // (nothing outstanding, no completion waiting) cost no clock read at all.
-bool TcpEp::defer_tx() noexcept {
+[[gnu::hot]] bool TcpEp::defer_tx() noexcept {
     stamp_post_ = false;
     const ProgressPolicy &policy = tr_->engine().policy();
     const std::uint32_t batch = policy.tx_batch;
@@ -249,7 +249,7 @@ bool TcpEp::defer_tx() noexcept {
            sq_[(sq_tail_ - 1) % sq_.size()].total <= kDeferMax;
 }
 
-bool TcpEp::queue_ctrl(const FrameHeader &hdr, const void *data) noexcept {
+[[gnu::hot]] bool TcpEp::queue_ctrl(const FrameHeader &hdr, const void *data) noexcept {
     if (ctrl_full()) return false;
     CtrlFrame &c = ctrl_[ctrl_tail_ % ctrl_.size()];
     c.hdr = hdr;
@@ -259,7 +259,7 @@ bool TcpEp::queue_ctrl(const FrameHeader &hdr, const void *data) noexcept {
     return true;
 }
 
-TcpEp::TxSrc TcpEp::pick_frame(std::uint64_t ctrl, std::uint64_t *req) const noexcept {
+[[gnu::hot]] TcpEp::TxSrc TcpEp::pick_frame(std::uint64_t ctrl, std::uint64_t *req) const noexcept {
     if (ctrl != ctrl_tail_) return TxSrc::Ctrl;
     // Skip requests that failed local checks: they are already "transmitted".
     while (*req != sq_tail_ && sq_[*req % sq_.size()].transmitted) ++*req;
@@ -269,7 +269,8 @@ TcpEp::TxSrc TcpEp::pick_frame(std::uint64_t ctrl, std::uint64_t *req) const noe
 }
 
 template <int N>
-void TcpEp::describe_frame(TxSrc src, std::uint64_t idx, IovCursor<N> *out, bool trace) noexcept {
+[[gnu::hot]] void TcpEp::describe_frame(TxSrc src, std::uint64_t idx, IovCursor<N> *out,
+                                        bool trace) noexcept {
     switch (src) {
         case TxSrc::Ctrl: {
             const CtrlFrame &c = ctrl_[idx % ctrl_.size()];
@@ -311,7 +312,7 @@ void TcpEp::describe_frame(TxSrc src, std::uint64_t idx, IovCursor<N> *out, bool
 // Picks the frame to transmit next, if none is under way, and describes its bytes in
 // tx_frame_ (the cursor then moves as they are sent). Control frames go first (they
 // answer the peer); DISC goes last.
-bool TcpEp::next_frame(bool traced) noexcept {
+[[gnu::hot]] bool TcpEp::next_frame(bool traced) noexcept {
     if (tx_src_ != TxSrc::None) return true;
     const TxSrc src = pick_frame(ctrl_head_, &sq_tx_);
     if (src == TxSrc::None) return false;
@@ -322,7 +323,7 @@ bool TcpEp::next_frame(bool traced) noexcept {
     return true;
 }
 
-void TcpEp::frame_sent() noexcept {
+[[gnu::hot]] void TcpEp::frame_sent() noexcept {
     switch (tx_src_) {
         case TxSrc::Ctrl:
             ++ctrl_head_;
@@ -379,7 +380,7 @@ struct TcpEp::TxBatch {
     bool hold = false;
 };
 
-void TcpEp::gather_batch(TxBatch *b) noexcept {
+[[gnu::hot]] void TcpEp::gather_batch(TxBatch *b) noexcept {
     const auto max = static_cast<int>(tr_->engine().policy().tx_batch);
     if (max <= 1 || (tx_src_ != TxSrc::Ctrl && tx_src_ != TxSrc::Request)) return;
     std::uint64_t ctrl = ctrl_head_ + (tx_src_ == TxSrc::Ctrl ? 1 : 0);
@@ -411,7 +412,7 @@ void TcpEp::gather_batch(TxBatch *b) noexcept {
     }
 }
 
-void TcpEp::tx_progress() noexcept {
+[[gnu::hot]] void TcpEp::tx_progress() noexcept {
     if (!fd_ ||
         (phase_ != Phase::Connected && phase_ != Phase::Closing && phase_ != Phase::AwaitAccept))
         return;
@@ -500,7 +501,7 @@ void TcpEp::tx_progress() noexcept {
 // Posts completions in posting order: a request completes once it is transmitted and,
 // if it waits for one, its reply (read data, delayed ACK) has arrived. The run of
 // completions one sendmsg finished goes to the request EVD under one lock (Evd::Batch).
-void TcpEp::reap() noexcept {
+[[gnu::hot]] void TcpEp::reap() noexcept {
     if (sq_head_ == sq_tx_) return;  // every poll of a hot connection comes here
     util::Evd *evd = ep->request_evd;
     util::Evd::Batch batch(evd);
@@ -523,7 +524,7 @@ void TcpEp::reap() noexcept {
 // before it has its data placed. Without it the target could take a later write (or the
 // consumer, woken by a later send, could change the memory) before it sends the read's
 // data, which it reads from memory only when it transmits the response.
-bool TcpEp::fence_holds_at(std::uint64_t req) const noexcept {
+[[gnu::hot]] bool TcpEp::fence_holds_at(std::uint64_t req) const noexcept {
     if (req == sq_tail_ || !(sq_[req % sq_.size()].flags & DAT_COMPLETION_BARRIER_FENCE_FLAG))
         return false;
     for (std::uint64_t i = sq_head_; i != req; ++i) {
@@ -538,7 +539,7 @@ void TcpEp::idle(bool *recv_idle, bool *req_idle) const noexcept {
     *req_idle = sq_head_ == sq_tail_;
 }
 
-void TcpEp::update_poll() noexcept {
+[[gnu::hot]] void TcpEp::update_poll() noexcept {
     if (!fd_ || dead_) return;
     std::uint32_t want = 0;
     if (phase_ == Phase::Connecting) {

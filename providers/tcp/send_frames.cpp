@@ -5,7 +5,7 @@
 
 namespace opendat::tcp {
 
-ssize_t send_frames(int fd, const msghdr &msg) noexcept {
+[[gnu::hot]] ssize_t send_frames(int fd, const msghdr &msg) noexcept {
     constexpr int kFlags = MSG_NOSIGNAL | MSG_DONTWAIT;
     if (msg.msg_iovlen == 1)
         return sys::send(fd, msg.msg_iov[0].iov_base, msg.msg_iov[0].iov_len, kFlags);

@@ -451,14 +451,18 @@ DAT_RETURN TcpTransport::ep_disconnect(util::Ep *ep, DAT_CLOSE_FLAGS flags) noex
     return tcp_ep(ep)->disconnect(flags);
 }
 
-DAT_RETURN TcpTransport::ep_post_send(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                      DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
+[[gnu::hot]] DAT_RETURN TcpTransport::ep_post_send(util::Ep *ep, DAT_COUNT n,
+                                                   const DAT_LMR_TRIPLET *iov,
+                                                   DAT_DTO_COOKIE cookie,
+                                                   DAT_COMPLETION_FLAGS flags) noexcept {
     std::lock_guard lk(ep->mu);
     return tcp_ep(ep)->post_request(DAT_DTO_SEND, n, iov, cookie, nullptr, flags);
 }
 
-DAT_RETURN TcpTransport::ep_post_recv(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                      DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
+[[gnu::hot]] DAT_RETURN TcpTransport::ep_post_recv(util::Ep *ep, DAT_COUNT n,
+                                                   const DAT_LMR_TRIPLET *iov,
+                                                   DAT_DTO_COOKIE cookie,
+                                                   DAT_COMPLETION_FLAGS flags) noexcept {
     std::lock_guard lk(ep->mu);
     // A receive for solicited notification (or the EP's attribute asking for it, as the
     // reference reads it): the receive EVD's waiters wake for solicited events only, as a
@@ -469,16 +473,20 @@ DAT_RETURN TcpTransport::ep_post_recv(util::Ep *ep, DAT_COUNT n, const DAT_LMR_T
     return tcp_ep(ep)->post_recv(n, iov, cookie);
 }
 
-DAT_RETURN TcpTransport::ep_post_rdma_write(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                            DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                                            DAT_COMPLETION_FLAGS flags) noexcept {
+[[gnu::hot]] DAT_RETURN TcpTransport::ep_post_rdma_write(util::Ep *ep, DAT_COUNT n,
+                                                         const DAT_LMR_TRIPLET *iov,
+                                                         DAT_DTO_COOKIE cookie,
+                                                         const DAT_RMR_TRIPLET *remote,
+                                                         DAT_COMPLETION_FLAGS flags) noexcept {
     std::lock_guard lk(ep->mu);
     return tcp_ep(ep)->post_request(DAT_DTO_RDMA_WRITE, n, iov, cookie, remote, flags);
 }
 
-DAT_RETURN TcpTransport::ep_post_rdma_read(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                           DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                                           DAT_COMPLETION_FLAGS flags) noexcept {
+[[gnu::hot]] DAT_RETURN TcpTransport::ep_post_rdma_read(util::Ep *ep, DAT_COUNT n,
+                                                        const DAT_LMR_TRIPLET *iov,
+                                                        DAT_DTO_COOKIE cookie,
+                                                        const DAT_RMR_TRIPLET *remote,
+                                                        DAT_COMPLETION_FLAGS flags) noexcept {
     std::lock_guard lk(ep->mu);
     return tcp_ep(ep)->post_request(DAT_DTO_RDMA_READ, n, iov, cookie, remote, flags);
 }

@@ -2,14 +2,16 @@
 
 namespace opendat::util {
 
-DAT_DTO_COMPLETION_STATUS AccessHold::remote(std::uint32_t rkey, const Pz *pz, const void *ep,
-                                             std::uint64_t addr, std::uint64_t len,
-                                             DAT_MEM_PRIV_FLAGS need) const noexcept {
+[[gnu::hot]] DAT_DTO_COMPLETION_STATUS AccessHold::remote(std::uint32_t rkey, const Pz *pz,
+                                                          const void *ep, std::uint64_t addr,
+                                                          std::uint64_t len,
+                                                          DAT_MEM_PRIV_FLAGS need) const noexcept {
     return table_.check_locked(KeyKind::Rmr, rkey, pz, addr, len, need, ep);
 }
 
-DAT_DTO_COMPLETION_STATUS AccessHold::local(const DAT_LMR_TRIPLET *iov, std::uint32_t n,
-                                            const Pz *pz, DAT_MEM_PRIV_FLAGS need) const noexcept {
+[[gnu::hot]] DAT_DTO_COMPLETION_STATUS AccessHold::local(const DAT_LMR_TRIPLET *iov,
+                                                         std::uint32_t n, const Pz *pz,
+                                                         DAT_MEM_PRIV_FLAGS need) const noexcept {
     return table_.check_iov_locked(iov, n, pz, need, nullptr);
 }
 

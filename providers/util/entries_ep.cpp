@@ -15,8 +15,10 @@
 
 namespace opendat::util {
 
-DAT_DTO_COMPLETION_STATUS check_local_iov(const Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                          DAT_MEM_PRIV_FLAGS need, std::uint64_t *total) noexcept {
+[[gnu::hot]] DAT_DTO_COMPLETION_STATUS check_local_iov(const Ep *ep, DAT_COUNT n,
+                                                       const DAT_LMR_TRIPLET *iov,
+                                                       DAT_MEM_PRIV_FLAGS need,
+                                                       std::uint64_t *total) noexcept {
     return ep->ia->mem.check_iov(iov, n, ep->pz, need, total);
 }
 
@@ -464,16 +466,16 @@ DAT_RETURN ep_disconnect(DAT_EP_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
     return ep->ia->transport->ep_disconnect(ep, flags);
 }
 
-DAT_RETURN ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
-                        DAT_COMPLETION_FLAGS flags) noexcept {
+[[gnu::hot]] DAT_RETURN ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                                     DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
     Ep *ep = nullptr;
     if (DAT_RETURN rc = post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
     if (n > ep->attr.max_request_iov) return err(DAT_LENGTH_ERROR);
     return ep->ia->transport->ep_post_send(ep, n, iov, cookie, flags);
 }
 
-DAT_RETURN ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
-                        DAT_COMPLETION_FLAGS flags) noexcept {
+[[gnu::hot]] DAT_RETURN ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                                     DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
     Ep *ep = nullptr;
     if (DAT_RETURN rc = post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
     if (n > ep->attr.max_recv_iov) return err(DAT_LENGTH_ERROR);
@@ -485,9 +487,9 @@ DAT_RETURN ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov, DAT_
     return ep->ia->transport->ep_post_recv(ep, n, iov, cookie, flags);
 }
 
-DAT_RETURN ep_post_rdma_read(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
-                             DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                             DAT_COMPLETION_FLAGS flags) noexcept {
+[[gnu::hot]] DAT_RETURN ep_post_rdma_read(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                                          DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                          DAT_COMPLETION_FLAGS flags) noexcept {
     Ep *ep = nullptr;
     if (DAT_RETURN rc = post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
     if (remote == nullptr) return bad_arg(5);
@@ -496,9 +498,9 @@ DAT_RETURN ep_post_rdma_read(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
     return ep->ia->transport->ep_post_rdma_read(ep, n, iov, cookie, remote, flags);
 }
 
-DAT_RETURN ep_post_rdma_write(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
-                              DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-                              DAT_COMPLETION_FLAGS flags) noexcept {
+[[gnu::hot]] DAT_RETURN ep_post_rdma_write(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                                           DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+                                           DAT_COMPLETION_FLAGS flags) noexcept {
     Ep *ep = nullptr;
     if (DAT_RETURN rc = rdma_write_checks(h, n, iov, remote, &ep); rc != DAT_SUCCESS) return rc;
     return ep->ia->transport->ep_post_rdma_write(ep, n, iov, cookie, remote, flags);

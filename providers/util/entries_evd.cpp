@@ -75,8 +75,8 @@ DAT_RETURN evd_disable(DAT_EVD_HANDLE h) noexcept {
     return evd == nullptr ? invalid_handle(DAT_HANDLE_TYPE_EVD) : evd->set_enabled(false);
 }
 
-DAT_RETURN evd_wait(DAT_EVD_HANDLE h, DAT_TIMEOUT timeout, DAT_COUNT threshold, DAT_EVENT *event,
-                    DAT_COUNT *nmore) noexcept {
+[[gnu::hot]] DAT_RETURN evd_wait(DAT_EVD_HANDLE h, DAT_TIMEOUT timeout, DAT_COUNT threshold,
+                                 DAT_EVENT *event, DAT_COUNT *nmore) noexcept {
     Evd *evd = as<Evd>(h);
     if (evd == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EVD);
     if (event == nullptr) return bad_arg(4);
@@ -111,7 +111,7 @@ DAT_RETURN evd_post_se(DAT_EVD_HANDLE h, const DAT_EVENT *event) noexcept {
     return DAT_SUCCESS;
 }
 
-DAT_RETURN evd_dequeue(DAT_EVD_HANDLE h, DAT_EVENT *event) noexcept {
+[[gnu::hot]] DAT_RETURN evd_dequeue(DAT_EVD_HANDLE h, DAT_EVENT *event) noexcept {
     Evd *evd = as<Evd>(h);
     if (evd == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EVD);
     if (event == nullptr) return bad_arg(2);

@@ -37,8 +37,8 @@ Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cn
     if (cno_ != nullptr) cno_->users.fetch_add(1);
 }
 
-bool Evd::post_locked(const DAT_EVENT &ev, bool solicited, bool *wake_inline,
-                      Cno **notify) noexcept {
+[[gnu::hot]] bool Evd::post_locked(const DAT_EVENT &ev, bool solicited, bool *wake_inline,
+                                   Cno **notify) noexcept {
     RevocationLock::assert_not_held("an event posted");  // Debug builds only
     if (count_ == ring_.size()) {
         // dat_evd_post_se tells its caller (DAT_QUEUE_FULL), who may simply retry: no error
@@ -77,7 +77,7 @@ bool Evd::post_locked(const DAT_EVENT &ev, bool solicited, bool *wake_inline,
     return true;
 }
 
-bool Evd::post(const DAT_EVENT &ev, bool solicited) noexcept {
+[[gnu::hot]] bool Evd::post(const DAT_EVENT &ev, bool solicited) noexcept {
     Cno *notify = nullptr;
     bool wake_inline = false;
     {
@@ -90,7 +90,7 @@ bool Evd::post(const DAT_EVENT &ev, bool solicited) noexcept {
     return true;
 }
 
-bool Evd::Batch::add(const DAT_EVENT &ev, bool solicited) noexcept {
+[[gnu::hot]] bool Evd::Batch::add(const DAT_EVENT &ev, bool solicited) noexcept {
     if (!lk_.owns_lock()) lk_ = std::unique_lock(evd_->mu_);
     Cno *notify = nullptr;
     if (!evd_->post_locked(ev, solicited, &wake_inline_, &notify)) return false;
@@ -102,7 +102,7 @@ bool Evd::Batch::add(const DAT_EVENT &ev, bool solicited) noexcept {
     return true;
 }
 
-void Evd::Batch::finish() noexcept {
+[[gnu::hot]] void Evd::Batch::finish() noexcept {
     // The CNO is triggered after the unlock, as post() does.
     if (lk_.owns_lock()) lk_.unlock();
     if (wake_inline_) evd_->progress_->wait_inline_wake();
@@ -114,7 +114,7 @@ void Evd::Batch::finish() noexcept {
     triggers_ = 0;
 }
 
-bool Evd::pop_locked(DAT_EVENT *out) noexcept {
+[[gnu::hot]] bool Evd::pop_locked(DAT_EVENT *out) noexcept {
     if (count_ == 0) return false;
     *out = ring_[head_];
     if (++head_ == ring_.size()) head_ = 0;
@@ -123,7 +123,7 @@ bool Evd::pop_locked(DAT_EVENT *out) noexcept {
     return true;
 }
 
-DAT_RETURN Evd::ring_dequeue(DAT_EVENT *out) noexcept {
+[[gnu::hot]] DAT_RETURN Evd::ring_dequeue(DAT_EVENT *out) noexcept {
     // A polling consumer finds the ring empty far more often than not: look at the count
     // without the lock first (an event posted before whatever told the consumer to look
     // is seen here: its post stored the count before that signal, release/acquire).
@@ -144,8 +144,8 @@ DAT_RETURN Evd::ring_dequeue(DAT_EVENT *out) noexcept {
     return DAT_QUEUE_EMPTY;
 }
 
-DAT_RETURN Evd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
-                     DAT_COUNT *nmore) noexcept {
+[[gnu::hot]] DAT_RETURN Evd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
+                                  DAT_COUNT *nmore) noexcept {
     if (backend_ != nullptr) {
         {
             std::lock_guard lk(mu_);
@@ -163,7 +163,7 @@ DAT_RETURN Evd::wait_checks_locked(DAT_COUNT threshold) const noexcept {
     return DAT_SUCCESS;
 }
 
-Evd::Spin Evd::spin_until(DAT_TIMEOUT timeout_us, DAT_COUNT threshold) noexcept {
+[[gnu::hot]] Evd::Spin Evd::spin_until(DAT_TIMEOUT timeout_us, DAT_COUNT threshold) noexcept {
     if (progress_ == nullptr || !(flags & DAT_EVD_DTO_FLAG) || timeout_us == 0)
         return Spin::NotTried;
     std::uint32_t us = progress_->wait_spin_us();
@@ -182,8 +182,9 @@ Evd::Spin Evd::spin_until(DAT_TIMEOUT timeout_us, DAT_COUNT threshold) noexcept 
     return Spin::Spun;
 }
 
-bool Evd::wait_in_progress(DAT_TIMEOUT *timeout_us, DAT_COUNT threshold, bool solicited_only,
-                           std::uint64_t solicited_before) noexcept {
+[[gnu::hot]] bool Evd::wait_in_progress(DAT_TIMEOUT *timeout_us, DAT_COUNT threshold,
+                                        bool solicited_only,
+                                        std::uint64_t solicited_before) noexcept {
     if (!progress_->wait_inline_begin()) return false;
     {
         std::lock_guard lk(mu_);
@@ -243,8 +244,8 @@ void Evd::set_solicited_only() noexcept {
     solicited_only_ = true;
 }
 
-DAT_RETURN Evd::ring_wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
-                          DAT_COUNT *nmore) noexcept {
+[[gnu::hot]] DAT_RETURN Evd::ring_wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *out,
+                                       DAT_COUNT *nmore) noexcept {
     bool solicited_only = false;
     std::uint64_t solicited_before = 0;
     {

@@ -42,16 +42,16 @@ DAT_DTO_COMPLETION_STATUS MemTable::check(KeyKind kind, std::uint32_t key, const
     return check_locked(kind, key, pz, addr, len, need);
 }
 
-DAT_DTO_COMPLETION_STATUS MemTable::check_iov(const DAT_LMR_TRIPLET *iov, DAT_COUNT n, const Pz *pz,
-                                              DAT_MEM_PRIV_FLAGS need,
-                                              std::uint64_t *total) const noexcept {
+[[gnu::hot]] DAT_DTO_COMPLETION_STATUS MemTable::check_iov(const DAT_LMR_TRIPLET *iov, DAT_COUNT n,
+                                                           const Pz *pz, DAT_MEM_PRIV_FLAGS need,
+                                                           std::uint64_t *total) const noexcept {
     std::shared_lock lk(mu_);  // once per post, not once per segment
     return check_iov_locked(iov, n > 0 ? static_cast<std::uint32_t>(n) : 0, pz, need, total);
 }
 
-DAT_DTO_COMPLETION_STATUS MemTable::check_iov_locked(const DAT_LMR_TRIPLET *iov, std::uint32_t n,
-                                                     const Pz *pz, DAT_MEM_PRIV_FLAGS need,
-                                                     std::uint64_t *total) const noexcept {
+[[gnu::hot]] DAT_DTO_COMPLETION_STATUS MemTable::check_iov_locked(
+    const DAT_LMR_TRIPLET *iov, std::uint32_t n, const Pz *pz, DAT_MEM_PRIV_FLAGS need,
+    std::uint64_t *total) const noexcept {
     std::uint64_t sum = 0;
     for (std::uint32_t i = 0; i < n; ++i) {
         const DAT_LMR_TRIPLET &s = iov[i];
@@ -65,10 +65,11 @@ DAT_DTO_COMPLETION_STATUS MemTable::check_iov_locked(const DAT_LMR_TRIPLET *iov,
     return DAT_DTO_SUCCESS;
 }
 
-DAT_DTO_COMPLETION_STATUS MemTable::check_locked(KeyKind kind, std::uint32_t key, const Pz *pz,
-                                                 std::uint64_t addr, std::uint64_t len,
-                                                 DAT_MEM_PRIV_FLAGS need,
-                                                 const void *ep) const noexcept {
+[[gnu::hot]] DAT_DTO_COMPLETION_STATUS MemTable::check_locked(KeyKind kind, std::uint32_t key,
+                                                              const Pz *pz, std::uint64_t addr,
+                                                              std::uint64_t len,
+                                                              DAT_MEM_PRIV_FLAGS need,
+                                                              const void *ep) const noexcept {
     const DAT_DTO_COMPLETION_STATUS fail =
         kind == KeyKind::Lmr ? DAT_DTO_ERR_LOCAL_PROTECTION : DAT_DTO_ERR_REMOTE_ACCESS;
     // A remote key may name an LMR (its rmr_context) or a bound RMR window.

@@ -72,8 +72,8 @@ void ep_connection_ended(Ep *ep, DAT_EVENT_NUMBER number, DAT_COUNT pdata_len,
         post_async(ep->ia, DAT_ASYNC_ERROR_EP_BROKEN, ep, DAT_EP_TRANSFER_TO_ERROR);
 }
 
-DAT_EVENT dto_event(Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
-                    DAT_COUNT length, DAT_DTOS op) noexcept {
+[[gnu::hot]] DAT_EVENT dto_event(Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
+                                 DAT_COUNT length, DAT_DTOS op) noexcept {
     DAT_EVENT ev{};
     ev.event_number = DAT_DTO_COMPLETION_EVENT;
     auto &d = ev.event_data.dto_completion_event_data;
@@ -90,8 +90,9 @@ void post_dto_event(Evd *evd, Ep *ep, const DAT_EVENT &ev, bool solicited) noexc
         post_async(ep->ia, DAT_ASYNC_ERROR_EVD_OVERFLOW, evd);
 }
 
-void post_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie, DAT_DTO_COMPLETION_STATUS status,
-              DAT_COUNT length, DAT_DTOS op, bool solicited) noexcept {
+[[gnu::hot]] void post_dto(Evd *evd, Ep *ep, DAT_DTO_COOKIE cookie,
+                           DAT_DTO_COMPLETION_STATUS status, DAT_COUNT length, DAT_DTOS op,
+                           bool solicited) noexcept {
     if (evd == nullptr) return;
     post_dto_event(evd, ep, dto_event(ep, cookie, status, length, op),
                    solicited || status != DAT_DTO_SUCCESS);
