@@ -22,7 +22,8 @@ inline constexpr const char *kGood2 = "fe-good2";    // same mode, second table
 inline constexpr const char *kNoExt = "fe-noext";    // no extensions, no hooks
 inline constexpr const char *kFail = "fe-fail";      // ia_open fails
 inline constexpr const char *kThreadSafe = "fe-ts";  // registered as threadsafe
-inline constexpr int kConfEntries = 5;
+inline constexpr const char *kSlow = "fe-slow";      // init sleeps (a cancellation point)
+inline constexpr int kConfEntries = 6;
 
 inline constexpr DAT_RETURN kInvalidIa = 0x8005000b;
 inline constexpr DAT_RETURN kNotImplemented = 0xBFFF0000;

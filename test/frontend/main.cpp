@@ -23,6 +23,7 @@ std::string write_conf() {
             << "fe-noext u2.0 nonthreadsafe default " << lib << " fe.2.0 \"noext\" \"\"\n"
             << "fe-fail u2.0 nonthreadsafe default " << lib << " fe.2.0 \"fail\" \"\"\n"
             << "fe-ts u2.0 threadsafe default " << lib << " fe.2.0 \"good\" \"\"\n"
+            << "fe-slow u2.0 nonthreadsafe default " << lib << " fe.2.0 \"slow\" \"\"\n"
             << "fe-kernel k2.0 nonthreadsafe default " << lib << " fe.2.0 \"good\" \"\"\n"
             << "fe-nondefault u2.0 nonthreadsafe nondefault " << lib << " fe.2.0 \"good\" \"\"\n";
     }

@@ -25,26 +25,16 @@
 #include <gtest/gtest.h>
 
 #include "dat_fixture.hpp"
+// OPENDAT_SYS_VIA_LIBC: this build makes the hot system calls through libc (ThreadSanitizer
+// builds), and those are cancellation points.
+#include "util/sys_io.hpp"
 
-// As providers/util/sys_io.hpp decides: ThreadSanitizer builds make the hot system calls
-// through libc, and those are cancellation points.
-#if defined(__SANITIZE_THREAD__)
-#define CANCEL_TEST_LIBC_CALLS 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define CANCEL_TEST_LIBC_CALLS 1
-#endif
-#endif
-
-#if defined(__SANITIZE_ADDRESS__)
-#define CANCEL_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CANCEL_TEST_ASAN 1
-#endif
-#endif
+#include "thread_cancel.hpp"
 
 using namespace dattest;
+using opendat_test::expect_cancelled_after_the_calls;
+using opendat_test::nothing;
+using opendat_test::stop_here;
 
 namespace {
 
@@ -62,46 +52,6 @@ class EnvFor {
   private:
     std::vector<const char *> names_;
 };
-
-// Runs body(arg) on a new thread that a cancel reaches while it is inside DAT calls (the
-// body cancels itself, or the caller does after `then`), and checks that the thread got
-// through its calls (`returned`) and was cancelled after them, at pthread_testcancel.
-// A cancel that acts inside the provider ends in std::terminate or leaves the thread stuck
-// in it: the process then ends at once rather than at the test's timeout.
-template <class Then>
-void expect_cancelled_after_the_calls(void *(*body)(void *), void *arg,
-                                      const std::atomic<bool> &returned, Then then,
-                                      const char *what) {
-    pthread_t t;
-    ASSERT_EQ(pthread_create(&t, nullptr, body, arg), 0);
-    then(t);
-    timespec until{};
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 20;
-    void *result = nullptr;
-    if (pthread_timedjoin_np(t, &result, &until) != 0) {
-        std::fprintf(stderr, "the thread did not end within 20 s: stuck inside %s\n", what);
-        std::_Exit(1);
-    }
-    EXPECT_EQ(result, PTHREAD_CANCELED);
-    EXPECT_TRUE(returned) << "the cancel acted inside " << what;
-}
-
-void nothing(pthread_t) {}
-
-// Where the pending cancel acts: outside DAT, after the calls. AddressSanitizer's runtime
-// (GCC 12's) faults while it tears down a thread that a cancel ended (its sigaltstack
-// interceptor, from AsanThread::Destroy, after the unwind left the stack's shadow
-// poisoned), so ASan builds take the cancel off instead and the body returns as if it had
-// acted (no unwinding): the calls getting through is what these cases check there.
-void *stop_here() {
-#ifdef CANCEL_TEST_ASAN
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, nullptr);
-#else
-    pthread_testcancel();
-#endif
-    return PTHREAD_CANCELED;
-}
 
 struct WaitArgs {
     DAT_EVD_HANDLE evd;
@@ -185,7 +135,7 @@ off_t size_of(const char *path) {
 }
 
 void hot_calls(bool traced) {
-#ifdef CANCEL_TEST_LIBC_CALLS
+#ifdef OPENDAT_SYS_VIA_LIBC
     GTEST_SKIP() << "ThreadSanitizer builds make the hot system calls through libc, whose "
                     "interceptors order threads for it (providers/util/sys_io.hpp); those calls "
                     "are cancellation points";
