@@ -252,7 +252,7 @@ void Engine::stop_rounds() noexcept {
     if (in_epoll_.load()) wake();
 }
 
-void Engine::reattach_detached() noexcept {
+[[gnu::hot]] void Engine::reattach_detached() noexcept {
     if (detached_.load(std::memory_order_relaxed) == nullptr) return;  // the common case
     // The socket is back in the set: the poller asks epoll again (the thread stops watching
     // at its next look, or it would be woken by every message of the busy connection).
@@ -272,7 +272,7 @@ void Engine::InlineWake::on_events(std::uint32_t) noexcept {
     [[maybe_unused]] ssize_t r = sys::read(fd, &v, sizeof v);
 }
 
-bool Engine::begin_inline_wait() noexcept {
+[[gnu::hot]] bool Engine::begin_inline_wait() noexcept {
     if (inline_wake_.fd < 0 || inline_owner_.exchange(true)) return false;
     // The thread backs off from here on (run()), and must be out of epoll_wait before we
     // go in: two sleepers on one set would both wake for every arrival. Either it sees
@@ -329,7 +329,7 @@ bool Engine::begin_inline_wait() noexcept {
     return !thread_wanted;
 }
 
-void Engine::end_inline_wait() noexcept {
+[[gnu::hot]] void Engine::end_inline_wait() noexcept {
     inline_owner_.store(false);
     // Pairs with run()'s long stand-by: a thread that saw us own the progress for long
     // sleeps until told; otherwise it takes over within kBackoffMs by itself.

@@ -49,7 +49,7 @@ namespace opendat::tcp {
     return fd_ && phase_ == Phase::Connected;
 }
 
-bool TcpEp::leave_poll_set() noexcept {
+[[gnu::hot]] bool TcpEp::leave_poll_set() noexcept {
     std::lock_guard lk(ep->mu);
     if (detached_) return true;
     if (dead_ || !fd_ || phase_ != Phase::Connected || !registered_ || armed_ != kReadEvents)

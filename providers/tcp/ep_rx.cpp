@@ -239,7 +239,7 @@ TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
     return fd_ ? Step::Continue : Step::Failed;
 }
 
-RequestWr *TcpEp::find_wr(std::uint32_t seq, std::uint64_t *counter) noexcept {
+[[gnu::hot]] RequestWr *TcpEp::find_wr(std::uint32_t seq, std::uint64_t *counter) noexcept {
     // Requests awaiting replies lie in [sq_head_, sq_tx_); seq is the counter's low 32 bits.
     std::uint64_t c =
         sq_head_ + static_cast<std::uint32_t>(seq - static_cast<std::uint32_t>(sq_head_));

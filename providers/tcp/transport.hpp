@@ -94,13 +94,15 @@ class TcpTransport final : public util::Transport {
     DAT_RETURN cr_reject(util::Cr *cr, DAT_COUNT pdata_len, const void *pdata) noexcept override;
     void cr_destroy(util::Cr *cr) noexcept override;
     [[gnu::hot]] void progress_inline() noexcept override { engine_.poll_inline(); }
-    std::uint32_t wait_spin_us() const noexcept override { return engine_.policy().wait_spin_us; }
+    [[gnu::hot]] std::uint32_t wait_spin_us() const noexcept override {
+        return engine_.policy().wait_spin_us;
+    }
     void end_inline_progress() noexcept override { engine_.hand_back(); }
-    bool wait_inline_begin() noexcept override { return engine_.begin_inline_wait(); }
+    [[gnu::hot]] bool wait_inline_begin() noexcept override { return engine_.begin_inline_wait(); }
     [[gnu::hot]] bool wait_inline(std::uint32_t timeout_us) noexcept override {
         return engine_.wait_inline(timeout_us);
     }
-    void wait_inline_end() noexcept override { engine_.end_inline_wait(); }
+    [[gnu::hot]] void wait_inline_end() noexcept override { engine_.end_inline_wait(); }
     void wait_inline_wake() noexcept override { engine_.wake_inline(); }
 
     Engine &engine() noexcept { return engine_; }

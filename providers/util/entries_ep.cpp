@@ -772,8 +772,8 @@ DAT_RETURN cr_reject(DAT_CR_HANDLE h, DAT_COUNT pdata_len, const DAT_PVOID pdata
 
 }  // namespace entry
 
-DAT_RETURN rdma_write_checks(DAT_EP_HANDLE h, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                             const DAT_RMR_TRIPLET *remote, Ep **out) noexcept {
+[[gnu::hot]] DAT_RETURN rdma_write_checks(DAT_EP_HANDLE h, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                          const DAT_RMR_TRIPLET *remote, Ep **out) noexcept {
     Ep *ep = nullptr;
     if (DAT_RETURN rc = entry::post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
     if (remote == nullptr) return bad_arg(5);

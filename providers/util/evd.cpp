@@ -156,7 +156,7 @@ Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cn
     return ring_wait(timeout_us, threshold, out, nmore);
 }
 
-DAT_RETURN Evd::wait_checks_locked(DAT_COUNT threshold) const noexcept {
+[[gnu::hot]] DAT_RETURN Evd::wait_checks_locked(DAT_COUNT threshold) const noexcept {
     if (threshold <= 0 || static_cast<std::size_t>(threshold) > ring_.size()) return bad_arg(3);
     if (!waitable_) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE);
     if (!enabled_) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_DISABLED);

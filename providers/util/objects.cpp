@@ -85,7 +85,7 @@ void ep_connection_ended(Ep *ep, DAT_EVENT_NUMBER number, DAT_COUNT pdata_len,
     return ev;
 }
 
-void post_dto_event(Evd *evd, Ep *ep, const DAT_EVENT &ev, bool solicited) noexcept {
+[[gnu::hot]] void post_dto_event(Evd *evd, Ep *ep, const DAT_EVENT &ev, bool solicited) noexcept {
     if (evd != nullptr && !evd->post(ev, solicited))
         post_async(ep->ia, DAT_ASYNC_ERROR_EVD_OVERFLOW, evd);
 }

@@ -1,58 +1,109 @@
 #!/usr/bin/env bash
 # The hot path's functions sit together (docs/benchmarks.md, "The hot path's code on a few
-# pages"): every function below is marked [[gnu::hot]], which an optimised GCC build places
-# in .text.hot, one block. Fails when one of them is missing or the block they span grows
-# past its bound: an attribute dropped, a function moved out of the block.
+# pages"). Two checks, per library:
+#  1. attribute: each function listed below is compiled into a .text.hot section (it is
+#     still marked [[gnu::hot]]), read from the object files;
+#  2. grouping: in the linked library, nothing between the lowest and the highest of them
+#     is a function the compiler did not put in .text.hot (the linker kept the hot block
+#     whole; GNU ld does, lld and mold only when asked to keep section prefixes).
 #
-#   check_hot_layout.sh LIBOPENDAT_TCP LIBDAT2
+#   check_hot_layout.sh LIBOPENDAT_TCP LIBDAT2 OBJECT...   (objects of both libraries; an
+#                                                         argument may be a ;-list)
 set -euo pipefail
 tcp=$1 dat2=$2
-command -v nm >/dev/null || { echo "nm not installed (binutils)"; exit 1; }
+shift 2
+objects=()
+for a in "$@"; do
+    IFS=';' read -r -a parts <<<"$a"
+    objects+=("${parts[@]}")
+done
+for tool in nm objdump; do
+    command -v "$tool" >/dev/null || { echo "$tool not installed (binutils)"; exit 1; }
+done
 
-# span LIB MAX_BYTES NAME...: the listed functions' addresses must lie within MAX_BYTES.
-span() {
-    local lib=$1 max=$2
-    shift 2
-    local syms lo= hi= name addr size start end
-    syms=$(nm -C --defined-only -S "$lib")
+# "section<TAB>demangled name" for every function symbol of the objects.
+sections=$(for o in "${objects[@]}"; do objdump -t -C "$o"; done | awk '
+    { for (i = 1; i < NF; i++) if ($i == "F") {
+          sec = $(i + 1); j = i + 3
+          if ($j == ".hidden" || $j == ".protected" || $j == ".internal") j++
+          name = $j; for (k = j + 1; k <= NF; k++) name = name " " $k
+          print sec "\t" name; break } }')
+hot_names=$(awk -F'\t' '$1 ~ /^\.text\.hot/ { print $2 }' <<<"$sections" | sort -u)
+
+# awk condition: the record ($0) is the function NAME: a C name exactly, a C++ name (listed
+# up to its "(") by its start, not a clone.
+match='($0 == n || (substr(n, length(n)) == "(" && index($0, n) == 1 && !/\[clone/))'
+
+status=0
+# check LIB NAME...: NAME is the start of a demangled function name, up to its "(".
+check() {
+    local lib=$1
+    shift
+    local syms lo= hi= name line addr size start end n=0 bad=0
+    syms=$(nm -C --defined-only -S "$lib" | awk '$3 ~ /^[tTwW]$/')
     for name in "$@"; do
-        # A clone (".part.0", ".cold") is another symbol: take the function's own.
-        read -r addr size < <(awk -v n="$name" '
-            { line = $0; sub(/^[0-9a-f]+ [0-9a-f]+ [tTwW] /, "", line) }
-            index(line, n) == 1 && line !~ /\[clone/ { print $1, $2; exit }' <<<"$syms") || true
-        if [[ -z ${addr:-} ]]; then
-            echo "FAIL: $(basename "$lib"): no function $name"
-            return 1
+        if ! awk -v n="$name" "$match"' { f = 1 } END { exit !f }' <<<"$hot_names"; then
+            if awk -F'\t' -v n="$name" '{ $0 = $2 }'"$match"' { f = 1 } END { exit !f }' \
+                <<<"$sections"; then
+                echo "FAIL: $name is not in .text.hot: its [[gnu::hot]] is gone"
+            else
+                echo "FAIL: no function $name in the objects"
+            fi
+            bad=1
+            continue
         fi
+        line=$(awk -v n="$name" '{ a = $1; b = $2; sub(/^[0-9a-f]+ [0-9a-f]+ [tTwW] /, "") }
+                                 '"$match"' { print a, b; exit }' <<<"$syms")
+        if [[ -z $line ]]; then
+            echo "FAIL: $(basename "$lib"): no function $name"
+            bad=1
+            continue
+        fi
+        read -r addr size <<<"$line"
         start=$((16#$addr))
         end=$((start + 16#$size))
         if [[ -z $lo ]] || ((start < lo)); then lo=$start; fi
         if [[ -z $hi ]] || ((end > hi)); then hi=$end; fi
-        addr=
+        n=$((n + 1))
     done
-    printf '%s: %d functions in %d bytes (bound %d)\n' "$(basename "$lib")" $# $((hi - lo)) "$max"
-    if ((hi - lo > max)); then
-        echo "FAIL: the hot functions of $(basename "$lib") are spread over more than $max bytes"
+    ((bad == 0)) || return 1
+    # Every function placed between them must be a hot one too.
+    local intruders
+    intruders=$(awk -v lo="$lo" -v hi="$hi" '
+        { a = 0; h = $1
+          for (i = 1; i <= length(h); i++) a = a * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+          if (a >= lo && a < hi) { s = $0; sub(/^[0-9a-f]+ [0-9a-f]+ [tTwW] /, "", s); print s } }' \
+        <<<"$syms" | sort -u | comm -23 - <(printf '%s\n' "$hot_names"))
+    printf '%s: %d listed functions in %d bytes\n' "$(basename "$lib")" "$n" $((hi - lo))
+    if [[ -n $intruders ]]; then
+        echo "FAIL: not hot, yet placed among the hot functions of $(basename "$lib"):"
+        sed 's/^/  /' <<<"$intruders"
         return 1
     fi
 }
 
-status=0
-span "$tcp" 32768 \
+check "$tcp" \
     'opendat::util::entry::evd_dequeue(' \
+    'opendat::util::entry::evd_wait(' \
     'opendat::util::entry::ep_post_send(' \
     'opendat::util::entry::ep_post_recv(' \
     'opendat::util::entry::ep_post_rdma_write(' \
     'opendat::util::entry::ep_post_rdma_read(' \
     'opendat::util::Evd::ring_dequeue(' \
+    'opendat::util::Evd::ring_wait(' \
     'opendat::util::Evd::post(' \
     'opendat::util::post_dto(' \
+    'opendat::util::MemTable::check_iov(' \
     'opendat::tcp::TcpTransport::progress_inline(' \
+    'opendat::tcp::TcpTransport::ep_post_send(' \
     'opendat::tcp::Engine::poll_inline(' \
+    'opendat::tcp::Engine::wait_inline(' \
     'opendat::tcp::Engine::spin(' \
     'opendat::tcp::TcpEp::poll_hot(' \
     'opendat::tcp::TcpEp::rx_progress(' \
+    'opendat::tcp::TcpEp::rx_header(' \
     'opendat::tcp::TcpEp::rx_dispatch(' \
+    'opendat::tcp::TcpEp::on_send_frame(' \
     'opendat::tcp::TcpEp::rx_payload_done(' \
     'opendat::tcp::TcpEp::tx_progress(' \
     'opendat::tcp::TcpEp::post_request(' \
@@ -60,7 +111,8 @@ span "$tcp" 32768 \
     'opendat::tcp::TcpEp::reap(' \
     'opendat::tcp::TcpEp::update_poll(' \
     'opendat::tcp::BufferedSocket::refill(' \
+    'opendat::tcp::BufferedSocket::assemble(' \
     'opendat::tcp::send_frames(' || status=1
-span "$dat2" 4096 dat_evd_dequeue dat_evd_wait dat_ep_post_send dat_ep_post_recv \
-    dat_ep_post_rdma_read dat_ep_post_rdma_write || status=1
+check "$dat2" 'dat_evd_dequeue' 'dat_evd_wait' 'dat_ep_post_send' 'dat_ep_post_recv' \
+    'dat_ep_post_rdma_read' 'dat_ep_post_rdma_write' || status=1
 exit $status
