@@ -39,8 +39,11 @@ status=0
 check() {
     local lib=$1
     shift
-    local syms lo= hi= name line addr size start end n=0 bad=0
-    syms=$(nm -C --defined-only -S "$lib" | awk '$3 ~ /^[tTwW]$/')
+    local syms lo= hi= name line start size end n=0 bad=0
+    # "address<TAB>size<TAB>demangled name" of every function, in decimal.
+    syms=$(nm -C --defined-only -S -t d "$lib" | awk '$3 ~ /^[tTwW]$/ {
+        name = $4; for (k = 5; k <= NF; k++) name = name " " $k
+        print $1 + 0 "\t" $2 + 0 "\t" name }')
     for name in "$@"; do
         if ! awk -v n="$name" "$match"' { f = 1 } END { exit !f }' <<<"$hot_names"; then
             if awk -F'\t' -v n="$name" '{ $0 = $2 }'"$match"' { f = 1 } END { exit !f }' \
@@ -52,16 +55,15 @@ check() {
             bad=1
             continue
         fi
-        line=$(awk -v n="$name" '{ a = $1; b = $2; sub(/^[0-9a-f]+ [0-9a-f]+ [tTwW] /, "") }
-                                 '"$match"' { print a, b; exit }' <<<"$syms")
+        line=$(awk -F'\t' -v n="$name" '{ a = $1; b = $2; $0 = $3 }'"$match"' { print a, b; exit }' \
+            <<<"$syms")
         if [[ -z $line ]]; then
             echo "FAIL: $(basename "$lib"): no function $name"
             bad=1
             continue
         fi
-        read -r addr size <<<"$line"
-        start=$((16#$addr))
-        end=$((start + 16#$size))
+        read -r start size <<<"$line"
+        end=$((start + size))
         if [[ -z $lo ]] || ((start < lo)); then lo=$start; fi
         if [[ -z $hi ]] || ((end > hi)); then hi=$end; fi
         n=$((n + 1))
@@ -69,11 +71,8 @@ check() {
     ((bad == 0)) || return 1
     # Every function placed between them must be a hot one too.
     local intruders
-    intruders=$(awk -v lo="$lo" -v hi="$hi" '
-        { a = 0; h = $1
-          for (i = 1; i <= length(h); i++) a = a * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
-          if (a >= lo && a < hi) { s = $0; sub(/^[0-9a-f]+ [0-9a-f]+ [tTwW] /, "", s); print s } }' \
-        <<<"$syms" | sort -u | comm -23 - <(printf '%s\n' "$hot_names"))
+    intruders=$(awk -F'\t' -v lo="$lo" -v hi="$hi" '$1 >= lo && $1 < hi { print $3 }' <<<"$syms" |
+        sort -u | comm -23 - <(printf '%s\n' "$hot_names"))
     printf '%s: %d listed functions in %d bytes\n' "$(basename "$lib")" "$n" $((hi - lo))
     if [[ -n $intruders ]]; then
         echo "FAIL: not hot, yet placed among the hot functions of $(basename "$lib"):"
