@@ -244,9 +244,11 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     const bool burst = now - last_post_ < policy.burst_gap;
     last_post_ = now;
     stamp_post_ = true;
-    // A big message gains nothing: its copy dwarfs the system call.
-    return burst && sq_tail_ - sq_tx_ < batch &&
-           sq_[(sq_tail_ - 1) % sq_.size()].total <= kDeferMax;
+    // A big message gains nothing: its copy dwarfs the system call. An RDMA read's (or an
+    // atomic's) request is a header, whatever it asks for: a run of them leaves in one
+    // send, and the target answers them with one.
+    const FrameHeader &h = sq_[(sq_tail_ - 1) % sq_.size()].hdr;
+    return burst && sq_tail_ - sq_tx_ < batch && h.length <= kDeferMax;
 }
 
 [[gnu::hot]] bool TcpEp::queue_ctrl(const FrameHeader &hdr, const void *data) noexcept {

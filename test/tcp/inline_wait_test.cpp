@@ -406,6 +406,96 @@ TEST_F(InlineWait, APolledConnectionLeavesEpollAndAWaitPutsItBack) {
     EXPECT_EQ(reap(pid), 0);
 }
 
+// The child of the next case: echo_child's loop, except that messages tagged kBurstTag are
+// only counted, and each time kBurst more of them are in, it tells the parent when
+// (steady_clock).
+constexpr unsigned char kBurstTag = 0xEE;
+constexpr int kBurst = 8;
+
+int burst_child(Channel &ch) {
+    ch.child_side();
+    DAT_CONN_QUAL qual = 0;
+    CHILD_CHECK(ch.recv(&qual));
+    Node c;
+    Buffer in, out;
+    CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+    CHILD_CHECK(c.reg(&in, kMsg) == DAT_SUCCESS && c.reg(&out, kMsg) == DAT_SUCCESS);
+    CHILD_CHECK(post_recv(c, c.ep, in, 1) == DAT_SUCCESS);
+    DAT_EVENT_NUMBER outcome{};
+    CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
+                outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+    int burst = 0;
+    for (;;) {
+        DAT_EVENT ev;
+        CHILD_CHECK(c.next(c.recv_evd, &ev, 20'000'000) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
+        if (in.mem[0] == 0) break;
+        if (in.mem[0] == kBurstTag) {
+            CHILD_CHECK(post_recv(c, c.ep, in, 1) == DAT_SUCCESS);
+            if (++burst % kBurst == 0) {
+                const std::int64_t at = Clock::now().time_since_epoch().count();
+                CHILD_CHECK(ch.send(at));
+            }
+            continue;
+        }
+        for (std::size_t i = 0; i < kMsg; ++i)
+            out.mem[i] = static_cast<unsigned char>(in.mem[i] + 1);
+        CHILD_CHECK(post_recv(c, c.ep, in, 1) == DAT_SUCCESS);
+        CHILD_CHECK(post_send(c.ep, out, 2) == DAT_SUCCESS);
+        CHILD_CHECK(c.next(c.req_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
+    }
+    return 0;
+}
+
+// Sends posted back to back while the connection is polled out of the epoll set are held
+// for one batch (defer_tx), which the poller's next round sends. A poller that stops
+// calling DAT right after the posts must not leave them behind: the held frames put the
+// socket back into the set with EPOLLOUT (TcpEp::update_poll), and the progress thread
+// sends them, at once if it watches the set, within 2 x kBackoffMaxMs (8 ms) when it takes
+// over otherwise. The 0.4 s bound leaves room for a loaded machine. (Leaving the socket out
+// for held frames saved two epoll_ctl calls a batch, no measurable bandwidth, and cost a
+// burst like this one 8 ms instead of 0.2: docs/benchmarks.md, "Small RDMA reads".)
+TEST_F(InlineWait, SendsHeldForABatchLeaveWhenThePollerStops) {
+    Buffer burst_buf;  // outlives the Node (it frees the LMR)
+    OneConnection c;
+    c.pid = spawn([&] { return burst_child(c.ch); });
+    c.ch.parent_side();
+    ASSERT_NO_FATAL_FAILURE(serve(c.s, c.ch));
+    Node &s = c.s;
+    ASSERT_EQ(s.reg(&c.in, kMsg), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&c.out, kMsg), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&burst_buf, kMsg), DAT_SUCCESS);
+    std::memset(burst_buf.mem.data(), kBurstTag, kMsg);
+    const int all = fds_in_epoll();
+    ASSERT_GT(all, 1);
+    for (int round = 0; round < 2; ++round) {
+        ASSERT_TRUE(poll_until(all - 1, s, s.ep, s.recv_evd, s.req_evd, c.in, c.out));
+        const auto posted = Clock::now();
+        for (int i = 0; i < kBurst; ++i) ASSERT_EQ(post_send(s.ep, burst_buf, 20 + i), DAT_SUCCESS);
+        if (round == 0) {
+            // The poller goes on: its rounds send the burst.
+            DAT_EVENT ev;
+            for (int i = 0; i < kBurst; ++i) ASSERT_TRUE(poll_one(s.req_evd, &ev)) << i;
+        }
+        // Round 1: no DAT call until the child has the burst.
+        std::int64_t arrived = 0;
+        ASSERT_TRUE(c.ch.recv(&arrived, 5000)) << "the burst never arrived, round " << round;
+        const double after =
+            std::chrono::duration<double>(Clock::duration(arrived) - posted.time_since_epoch())
+                .count();
+        std::printf("[ held sends ] round %d: the burst arrived %.2f ms after the posts\n", round,
+                    after * 1e3);
+        if (round == 1) {
+            EXPECT_LT(after, 0.4);
+            DAT_EVENT ev;
+            for (int i = 0; i < kBurst; ++i) ASSERT_TRUE(poll_one(s.req_evd, &ev)) << i;
+        }
+    }
+    ASSERT_NO_FATAL_FAILURE(stop_child(s, c.out));
+    EXPECT_EQ(reap(c.pid), 0);
+}
+
 // Two connections on one IA, polled in turn: when the second becomes the busy one, the
 // first (out of the set) goes back at once; it is not polled directly any more, so epoll
 // must see its messages again.
