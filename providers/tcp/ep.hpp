@@ -122,6 +122,7 @@ class TcpEp final : public Pollable {
 
     // Transmit side (ep_tx.cpp).
     void tx_progress() noexcept;
+    bool send_queued() noexcept;
     bool next_frame(bool traced = false) noexcept;
     void frame_sent() noexcept;
     // The frame next_frame() would pick once everything before the control-ring counter
@@ -144,8 +145,9 @@ class TcpEp final : public Pollable {
     bool fence_holds() const noexcept { return fence_holds_at(sq_tx_); }
     bool fence_holds_at(std::uint64_t req) const noexcept;  // before request `req` goes
 
-    // Receive side (ep_rx.cpp).
+    // Receive side (ep_rx.cpp): a round, then what it queued to answer is sent.
     void rx_progress() noexcept;
+    void rx_round(bool fresh) noexcept;
     void rx_stream_ended(int err) noexcept;
     bool rx_header() noexcept;
     Step rx_dispatch() noexcept;

@@ -111,8 +111,7 @@ TcpEp::Step TcpEp::on_atomic_req() noexcept {
     resp.addr = original;
     queue_ctrl(resp, nullptr);
     rx_.next_frame();
-    tx_progress();
-    return fd_ ? Step::Continue : Step::Failed;
+    return Step::Continue;  // sent after the round (rx_progress)
 }
 
 TcpEp::Step TcpEp::on_atomic_resp() noexcept {

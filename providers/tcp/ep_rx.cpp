@@ -21,12 +21,22 @@ namespace {
 constexpr std::uint64_t kRxBudget = 8u << 20;
 }  // namespace
 
+// A receive round, then the answers it queued (RDMA read responses, atomic responses,
+// delayed_ack ACKs) in one transmit round: a run of read requests that arrived together is
+// answered with one sendmsg, not one each. A round ends as soon as a read comes back short,
+// so a lone request is answered without an extra system call.
+[[gnu::hot]] void TcpEp::rx_progress() noexcept {
+    rx_round(true);
+    if (fd_ && ctrl_head_ != ctrl_tail_) tx_progress();
+}
+
 // The frame state machine. The buffered socket hands out the stream's bytes; each state
 // says how many it needs and where they go, and a step returns once the socket is drained
 // (level-triggered epoll brings us back), the endpoint is blocked, or the connection ended.
-[[gnu::hot]] void TcpEp::rx_progress() noexcept {
+// A round that is not fresh resumes a blocked one within what is left of its budget.
+[[gnu::hot]] void TcpEp::rx_round(bool fresh) noexcept {
     if (!fd_) return;
-    in_.begin_round(fd_.get(), kRxBudget);
+    if (fresh) in_.begin_round(fd_.get(), kRxBudget);
     while (fd_ && !rx_.blocked) {
         BufferedSocket::Io io = BufferedSocket::Io::Done;
         switch (rx_.at) {
@@ -212,8 +222,7 @@ void TcpEp::rx_stream_ended(int err) noexcept {
     queue_ctrl(resp, reinterpret_cast<const void *>(static_cast<std::uintptr_t>(rx_.hdr.addr)));
     ctrl_[(ctrl_tail_ - 1) % ctrl_.size()].rkey = rx_.hdr.rkey;  // revocation barrier
     rx_.next_frame();
-    tx_progress();
-    return fd_ ? Step::Continue : Step::Failed;
+    return Step::Continue;  // sent after the round (rx_progress)
 }
 
 TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
@@ -338,10 +347,9 @@ TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
     if ((rx_.done == RxState::Done::Recv || rx_.done == RxState::Done::Write ||
          rx_.done == RxState::Done::WriteImm) &&
         (rx_.hdr.flags & kFlagAckReq)) {
-        // Placed in memory: acknowledge (delayed_ack). Space was checked before reading.
+        // Placed in memory: acknowledge (delayed_ack), after the round (rx_progress).
+        // Space was checked before reading.
         queue_ctrl(frame(kAck, 0, rx_.hdr.seq), nullptr);
-        tx_progress();
-        if (!fd_) return Step::Failed;
     }
     rx_.done = RxState::Done::None;
     return Step::Continue;

@@ -414,10 +414,28 @@ struct TcpEp::TxBatch {
     }
 }
 
+// Sends what is queued. A receive round that stopped because the control ring was full
+// (answers the peer asked for faster than the socket took them) resumes once some of them
+// left, and what it queues goes next, in a loop here rather than through rx_progress, which
+// calls back: that recursion would be as deep as a flood of read requests is long. The
+// resumed rounds share one round's receive budget. The loop ends with the receive side
+// running, or with answers the socket did not take (EPOLLOUT comes back for them), or
+// blocked for a reason a send cannot remove (no receive posted: post_recv resumes it).
 [[gnu::hot]] void TcpEp::tx_progress() noexcept {
+    bool room = send_queued();
+    for (bool fresh = true; room && rx_.blocked && !ctrl_full(); fresh = false) {
+        rx_.blocked = false;
+        rx_round(fresh);
+        room = fd_ && ctrl_head_ != ctrl_tail_ && send_queued();
+    }
+}
+
+// One transmit round: every queued frame the socket takes. True if control-ring slots
+// were freed (and the connection is still there).
+[[gnu::hot]] bool TcpEp::send_queued() noexcept {
     if (!fd_ ||
         (phase_ != Phase::Connected && phase_ != Phase::Closing && phase_ != Phase::AwaitAccept))
-        return;
+        return false;
     bool freed_ctrl = false;
     for (;;) {
         if (!next_frame()) break;
@@ -454,7 +472,7 @@ struct TcpEp::TxBatch {
             }
             if (!alive) {
                 access_revoked(false);
-                return;
+                return false;
             }
         } else {
             sent = send_frames(fd_.get(), msg);
@@ -465,7 +483,7 @@ struct TcpEp::TxBatch {
             DAPL_TRC(trace::kInfo, "tcp", "EP %p send failed: errno %d", static_cast<void *>(ep),
                      errno);
             teardown(DAT_CONNECTION_EVENT_BROKEN, true);
-            return;
+            return false;
         }
         // The bytes the kernel took: the head frame's first, then the gathered frames' in
         // order; each one complete is sent, a partial one becomes the frame under way.
@@ -484,7 +502,7 @@ struct TcpEp::TxBatch {
                          "EP %p: transmit batch out of step: connection broken",
                          static_cast<void *>(ep));
                 teardown(DAT_CONNECTION_EVENT_BROKEN, true);
-                return;
+                return false;
             }
             take = rest < f.bytes ? rest : f.bytes;
             tx_frame_.consume(static_cast<std::size_t>(take));
@@ -494,10 +512,7 @@ struct TcpEp::TxBatch {
             frame_sent();
         }
     }
-    if (freed_ctrl && rx_.blocked && !ctrl_full()) {
-        rx_.blocked = false;
-        rx_progress();
-    }
+    return freed_ctrl && fd_;
 }
 
 // Posts completions in posting order: a request completes once it is transmitted and,

@@ -302,6 +302,77 @@ INSTANTIATE_TEST_SUITE_P(Attack, RevokeTest,
                          ::testing::Values(Revoke::Unbind, Revoke::RmrFree, Revoke::LmrFree),
                          [](const auto &info) { return std::string(name(info.param)); });
 
+// A flood of RDMA read requests from a peer that does not read the answers at first: the
+// target's control ring fills, it stops reading, and the socket buffers fill both ways.
+// Once the peer reads, every request is answered, in order and with the right bytes. The
+// target answers a round's requests after the round and resumes a receive side stopped by
+// the full ring as the answers leave (TcpEp::tx_progress): a resume missed is a stall
+// here, and a resume by recursion would be as deep as the flood is long.
+TEST(Attack, ReadRequestFloodIsAnsweredInFull) {
+    constexpr std::uint32_t kRequests = 40000;  // hundreds of times the control ring
+    constexpr std::uint32_t kLen = 200;
+    constexpr std::size_t kRegion = 1 << 16;
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node s;
+        Region r;
+        CHILD_CHECK(r.map(kRegion, 0));
+        for (std::size_t i = 0; i < kRegion; ++i) r.p[i] = static_cast<unsigned char>(i * 7 + 3);
+        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
+        Target t;
+        CHILD_CHECK(s.listen(&t.qual) == DAT_SUCCESS && ch.send(t.qual));
+        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);
+        CHILD_CHECK(r.reg(s) == DAT_SUCCESS);
+        t.addr = reinterpret_cast<std::uintptr_t>(r.p);
+        t.rkey = r.rmr_ctx;
+        CHILD_CHECK(ch.send(t));
+        int done = 0;
+        CHILD_CHECK(ch.recv(&done));  // the progress thread answers meanwhile
+        return 0;
+    });
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_TRUE(ch.recv(&qual));
+    int fd = attacker_connect(qual, 16 * 1024);
+    ASSERT_GE(fd, 0);
+    Target t;
+    ASSERT_TRUE(ch.recv(&t));
+    auto offset = [](std::uint32_t i) { return (i * 97u) % (kRegion - kLen); };
+    std::vector<FrameHeader> reqs(kRequests);
+    for (std::uint32_t i = 0; i < kRequests; ++i) {
+        reqs[i] = make_header(kReadReq, 0, i);
+        reqs[i].addr = t.addr + offset(i);
+        reqs[i].rkey = t.rkey;
+        reqs[i].aux = kLen;
+    }
+    // The requests go from a thread: the target stops reading them while its answers wait.
+    std::atomic<bool> sent{false};
+    std::thread sender(
+        [&] { sent = attack::send_all(fd, reqs.data(), reqs.size() * sizeof(FrameHeader)); });
+    std::this_thread::sleep_for(300ms);  // everything fills up
+    std::uint32_t answered = 0, wrong = 0;
+    std::vector<unsigned char> data(kLen);
+    for (; answered < kRequests; ++answered) {
+        FrameHeader resp{};
+        if (!attack::recv_all(fd, &resp, sizeof resp) || resp.op != kReadResp ||
+            resp.length != kLen || resp.seq != answered ||
+            !attack::recv_all(fd, data.data(), data.size()))
+            break;
+        for (std::uint32_t k = 0; k < kLen; ++k)
+            wrong += data[k] != static_cast<unsigned char>((offset(answered) + k) * 7 + 3);
+    }
+    shutdown(fd, SHUT_RDWR);  // a stalled target must not leave the sender blocked
+    sender.join();
+    close(fd);
+    std::printf("[ read flood ] %u of %u requests answered\n", answered, kRequests);
+    EXPECT_TRUE(sent.load());
+    EXPECT_EQ(answered, kRequests);
+    EXPECT_EQ(wrong, 0u) << "answers with the wrong bytes";
+    ASSERT_TRUE(ch.send(1));
+    EXPECT_EQ(reap(pid), 0);
+}
+
 // The application frees the LMR of a posted receive, then re-uses the memory; a message
 // arrives. The receive fails, the connection breaks, the memory is untouched.
 TEST(Attack, FreedReceiveBufferIsNeverWritten) {
