@@ -4,7 +4,8 @@
 // Small frames are coalesced: one recv() into the staging buffer brings in several headers
 // and small payloads, which are then copied out (cheaper than a system call each). A
 // payload larger than the staging buffer, past what is already staged, is read with readv
-// straight into its destination, never past the frame. A read that comes back short means
+// straight into its destination; the same readv brings what follows the frame into the
+// staging buffer (the next header, at least). A read that comes back short means
 // the socket is drained, so the round ends without the extra recv() that would only say
 // EAGAIN (epoll is level-triggered: more data brings the caller back). A round also ends
 // once its byte budget is spent, so one busy connection cannot starve the others; staged
@@ -16,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "tcp/iov.hpp"
 
@@ -55,7 +57,7 @@ class BufferedSocket {
   private:
     // Refills the (empty) staging buffer: Done if it holds bytes now.
     Io refill() noexcept;
-    // readv straight into the destination.
+    // readv straight into the destination (and past it, into the staging buffer).
     Io read_direct(iovec *iov, int n, std::uint64_t want, std::size_t *got) noexcept;
     Io end_of_read(long n) noexcept;
     const unsigned char *take(std::size_t len) noexcept {
@@ -86,10 +88,20 @@ template <int N>
             if (Io io = refill(); io != Io::Done) return io;
             continue;
         }
+        // Straight into the destination, and what follows the frame into the staging
+        // buffer (empty here) with the same call: a stream of large frames then costs one
+        // system call each, not a readv for the payload and a recv for the next header.
+        iovec iov[N + 1];
+        const int n = dst->count();
+        std::memcpy(iov, dst->data(), sizeof(iovec) * static_cast<std::size_t>(n));
+        iov[n] = {stage_, kStage};
         std::size_t got = 0;
-        Io io = read_direct(dst->data(), dst->count(), dst->left(), &got);
-        dst->consume(got);
+        Io io = read_direct(iov, n + 1, dst->left() + kStage, &got);
         if (io != Io::Done) return io;
+        const std::size_t mine = got < dst->left() ? got : static_cast<std::size_t>(dst->left());
+        dst->consume(mine);
+        pos_ = 0;
+        len_ = got - mine;
     }
     return Io::Done;
 }

@@ -153,6 +153,38 @@ TEST_F(SocketPair, LargePayloadScatteredDirectly) {
     EXPECT_EQ(std::memcmp(h, next.data(), sizeof h), 0);
 }
 
+// Large frames back to back: the readv that places a payload also brings what follows it
+// into the staging buffer, so the next header is there without another system call, and
+// every payload and header still comes out intact whatever the read-ahead took.
+TEST_F(SocketPair, DirectReadBringsTheNextHeader) {
+    const std::size_t n = 20000;  // more than the staging buffer: read directly
+    std::vector<unsigned char> stream;
+    for (unsigned f = 0; f < 3; ++f) {
+        auto h = pattern(32, f);
+        stream.insert(stream.end(), h.begin(), h.end());
+        auto p = pattern(n, f + 50);
+        stream.insert(stream.end(), p.begin(), p.end());
+    }
+    put(stream.data(), stream.size());
+    in_.begin_round(reader(), kBudget);
+    for (unsigned f = 0; f < 3; ++f) {
+        unsigned char h[32];
+        std::size_t have = 0;
+        ASSERT_EQ(in_.assemble(h, sizeof h, &have), Io::Done) << "frame " << f;
+        EXPECT_EQ(std::memcmp(h, pattern(32, f).data(), sizeof h), 0) << "frame " << f;
+        std::vector<unsigned char> payload(n);
+        IovCursor<4> dst;
+        dst.push(payload.data(), 7000);
+        dst.push(payload.data() + 7000, n - 7000);
+        ASSERT_EQ(in_.read_into(&dst), Io::Done) << "frame " << f;
+        EXPECT_EQ(payload, pattern(n, f + 50)) << "frame " << f;
+        if (f < 2)
+            EXPECT_GE(in_.staged(), 32u) << "the next header came with the payload, frame " << f;
+        else
+            EXPECT_EQ(in_.staged(), 0u);
+    }
+}
+
 // The same stream fed one byte per round, payload and all: the result does not depend on
 // how the stream is cut.
 TEST_F(SocketPair, PayloadFromOneByteWrites) {
