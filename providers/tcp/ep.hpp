@@ -121,7 +121,7 @@ class TcpEp final : public Pollable {
     enum class Step { Continue, Stop, Failed };
 
     // Transmit side (ep_tx.cpp).
-    void tx_progress() noexcept;
+    void tx_progress(bool fresh_round = true) noexcept;
     bool send_queued() noexcept;
     bool next_frame(bool traced = false) noexcept;
     void frame_sent() noexcept;
@@ -148,6 +148,7 @@ class TcpEp final : public Pollable {
     // Receive side (ep_rx.cpp): a round, then what it queued to answer is sent.
     void rx_progress() noexcept;
     void rx_round(bool fresh) noexcept;
+    bool flush_answers() noexcept;  // before a receive-side end of the connection
     void rx_stream_ended(int err) noexcept;
     bool rx_header() noexcept;
     Step rx_dispatch() noexcept;

@@ -268,7 +268,7 @@ void TcpEp::protocol_error(const char *why) noexcept {
              static_cast<void *>(ep), why, rx_.hdr.magic, rx_.hdr.version, rx_.hdr.op,
              rx_.hdr.length);
     util::post_async(ep->ia, DAT_ASYNC_ERROR_EP_BROKEN, ep);
-    teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+    if (flush_answers()) teardown(DAT_CONNECTION_EVENT_BROKEN, true);
 }
 
 // Ends the connection: socket closed, every outstanding request and receive flushed in

@@ -27,7 +27,7 @@ constexpr std::uint64_t kRxBudget = 8u << 20;
 // so a lone request is answered without an extra system call.
 [[gnu::hot]] void TcpEp::rx_progress() noexcept {
     rx_round(true);
-    if (fd_ && ctrl_head_ != ctrl_tail_) tx_progress();
+    if (fd_ && ctrl_head_ != ctrl_tail_) tx_progress(false);
 }
 
 // The frame state machine. The buffered socket hands out the stream's bytes; each state
@@ -83,6 +83,22 @@ constexpr std::uint64_t kRxBudget = 8u << 20;
     }
 }
 
+// The answers a receive round queued (rx_progress) go out before a later frame of the same
+// round ends the connection, as they did when each left with its request: the peer's
+// RDMA read before its DISC completes, an atomic it executed here is not reported
+// flushed there. Best effort (what a full socket does not take is lost, as before), and
+// control frames only: none of our requests follows the peer's end (close_after_ctrl_).
+// False if the connection ended meanwhile (the send failed, or memory an answer reads was
+// revoked): the caller must not end it a second time.
+bool TcpEp::flush_answers() noexcept {
+    if (fd_ && ctrl_head_ != ctrl_tail_ &&
+        (phase_ == Phase::Connected || phase_ == Phase::Closing)) {
+        close_after_ctrl_ = true;
+        send_queued();
+    }
+    return static_cast<bool>(fd_);
+}
+
 // The peer's end of the stream is gone: an orderly close (err 0) or a socket error.
 void TcpEp::rx_stream_ended(int err) noexcept {
     if (err != 0) {
@@ -95,7 +111,7 @@ void TcpEp::rx_stream_ended(int err) noexcept {
         event = DAT_CONNECTION_EVENT_NON_PEER_REJECTED;
     else if (err == 0 && phase_ == Phase::Closing && !rx_.discard_all)
         event = DAT_CONNECTION_EVENT_DISCONNECTED;
-    teardown(event, true);
+    if (flush_answers()) teardown(event, true);
 }
 
 // The base header is in: check what holds for every frame (magic, the agreed version, a
@@ -158,7 +174,7 @@ void TcpEp::rx_stream_ended(int err) noexcept {
             return on_reply(true);
         case kDisc:
             if (h.length != 0) break;
-            teardown(DAT_CONNECTION_EVENT_DISCONNECTED, true);
+            if (flush_answers()) teardown(DAT_CONNECTION_EVENT_DISCONNECTED, true);
             return Step::Failed;  // connection gone: stop processing
         default:
             break;
@@ -181,7 +197,7 @@ void TcpEp::rx_stream_ended(int err) noexcept {
         ++rq_head_;
         util::post_dto(ep->recv_evd, ep, r.cookie, st, 0, DAT_DTO_RECEIVE);
         srq_recvs_done(1);
-        teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+        if (flush_answers()) teardown(DAT_CONNECTION_EVENT_BROKEN, true);
         return Step::Failed;
     }
     // Scatter the message over the buffer's segments, as far as it goes.
@@ -281,7 +297,7 @@ TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
         DAPL_TRC(trace::kInfo, "tcp", "EP %p: peer refused completed request %u (status %u)",
                  static_cast<void *>(ep), rx_.hdr.seq, rx_.hdr.aux);
         util::post_async(ep->ia, DAT_ASYNC_ERROR_EP_BROKEN, ep);
-        teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+        if (flush_answers()) teardown(DAT_CONNECTION_EVENT_BROKEN, true);
         return Step::Failed;
     }
     // An ACK answers only a frame that asked for one (SEND, WRITE, WRITE_IMM); a NAK may
@@ -299,7 +315,7 @@ TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
     w->status = rx_.hdr.aux == DAT_DTO_ERR_REMOTE_ACCESS ? DAT_DTO_ERR_REMOTE_ACCESS
                                                          : DAT_DTO_ERR_REMOTE_RESPONDER;
     w->need_reply = false;
-    teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+    if (flush_answers()) teardown(DAT_CONNECTION_EVENT_BROKEN, true);
     return Step::Failed;
 }
 

@@ -418,12 +418,13 @@ struct TcpEp::TxBatch {
 // (answers the peer asked for faster than the socket took them) resumes once some of them
 // left, and what it queues goes next, in a loop here rather than through rx_progress, which
 // calls back: that recursion would be as deep as a flood of read requests is long. The
-// resumed rounds share one round's receive budget. The loop ends with the receive side
+// resumed rounds share one round's receive budget (rx_progress's own, when it is the
+// caller: fresh_round false). The loop ends with the receive side
 // running, or with answers the socket did not take (EPOLLOUT comes back for them), or
 // blocked for a reason a send cannot remove (no receive posted: post_recv resumes it).
-[[gnu::hot]] void TcpEp::tx_progress() noexcept {
+[[gnu::hot]] void TcpEp::tx_progress(bool fresh_round) noexcept {
     bool room = send_queued();
-    for (bool fresh = true; room && rx_.blocked && !ctrl_full(); fresh = false) {
+    for (bool fresh = fresh_round; room && rx_.blocked && !ctrl_full(); fresh = false) {
         rx_.blocked = false;
         rx_round(fresh);
         room = fd_ && ctrl_head_ != ctrl_tail_ && send_queued();

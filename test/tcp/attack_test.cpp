@@ -373,6 +373,58 @@ TEST(Attack, ReadRequestFloodIsAnsweredInFull) {
     EXPECT_EQ(reap(pid), 0);
 }
 
+// A read request and the peer's DISC in one segment: the target answers the read before
+// it ends the connection (an RC responder has sent the answer by the time it sees what
+// follows), although the answers of a receive round leave after the round (rx_progress);
+// the DISC's teardown must not drop them. The application sees DISCONNECTED.
+TEST(Attack, ReadAnsweredBeforeTheDiscBehindIt) {
+    constexpr std::uint32_t kLen = 4096;
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node s;
+        Region r;
+        CHILD_CHECK(r.map(kLen, 0));
+        for (std::size_t i = 0; i < kLen; ++i) r.p[i] = static_cast<unsigned char>(i * 5 + 1);
+        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
+        Target t;
+        CHILD_CHECK(s.listen(&t.qual) == DAT_SUCCESS && ch.send(t.qual));
+        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);
+        CHILD_CHECK(r.reg(s) == DAT_SUCCESS);
+        t.addr = reinterpret_cast<std::uintptr_t>(r.p);
+        t.rkey = r.rmr_ctx;
+        CHILD_CHECK(ch.send(t));
+        CHILD_CHECK(connection_end(s) == DAT_CONNECTION_EVENT_DISCONNECTED);
+        return 0;
+    });
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_TRUE(ch.recv(&qual));
+    int fd = attacker_connect(qual);
+    ASSERT_GE(fd, 0);
+    Target t;
+    ASSERT_TRUE(ch.recv(&t));
+    FrameHeader two[2] = {make_header(kReadReq, 0, 5), make_header(kDisc, 0, 0)};
+    two[0].addr = t.addr;
+    two[0].rkey = t.rkey;
+    two[0].aux = kLen;
+    ASSERT_TRUE(attack::send_all(fd, two, sizeof two));
+    FrameHeader resp{};
+    std::vector<unsigned char> data(kLen);
+    ASSERT_TRUE(attack::recv_all(fd, &resp, sizeof resp)) << "no answer before the end";
+    EXPECT_EQ(resp.op, kReadResp);
+    EXPECT_EQ(resp.seq, 5u);
+    ASSERT_EQ(resp.length, kLen);
+    ASSERT_TRUE(attack::recv_all(fd, data.data(), data.size()));
+    std::uint32_t wrong = 0;
+    for (std::uint32_t k = 0; k < kLen; ++k)
+        wrong += data[k] != static_cast<unsigned char>(k * 5 + 1);
+    EXPECT_EQ(wrong, 0u);
+    EXPECT_TRUE(attack::wait_closed(fd, 10000));
+    close(fd);
+    EXPECT_EQ(reap(pid), 0);
+}
+
 // The application frees the LMR of a posted receive, then re-uses the memory; a message
 // arrives. The receive fails, the connection breaks, the memory is untouched.
 TEST(Attack, FreedReceiveBufferIsNeverWritten) {
