@@ -21,15 +21,17 @@ namespace opendat::tcp {
     if (phase_ == Phase::Connecting) {
         if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) finish_connect();
     } else {
+        bool read = false;  // a receive round ran: a resume shares its budget
         if (events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) {
             if (rx_.blocked && (events & (EPOLLERR | EPOLLHUP))) {
                 // Waiting for a receive buffer, but the connection is already gone.
                 teardown(DAT_CONNECTION_EVENT_BROKEN, true);
             } else {
                 rx_progress();
+                read = true;
             }
         }
-        if (fd_ && (events & EPOLLOUT)) tx_progress();
+        if (fd_ && (events & EPOLLOUT)) tx_progress(!read);
     }
     if (fd_) reap();
     update_poll();
@@ -42,8 +44,9 @@ namespace opendat::tcp {
 [[gnu::hot]] bool TcpEp::poll_hot() noexcept {
     std::lock_guard lk(ep->mu);
     if (dead_ || !fd_ || phase_ != Phase::Connected) return false;
-    if (!rx_.blocked) rx_progress();
-    if (fd_ && phase_ == Phase::Connected) tx_progress();
+    const bool read = !rx_.blocked;  // a receive round runs: a resume shares its budget
+    if (read) rx_progress();
+    if (fd_ && phase_ == Phase::Connected) tx_progress(!read);
     if (fd_) reap();
     update_poll();
     return fd_ && phase_ == Phase::Connected;

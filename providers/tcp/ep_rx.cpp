@@ -87,11 +87,13 @@ constexpr std::uint64_t kRxBudget = 8u << 20;
 // round ends the connection, as they did when each left with its request: the peer's
 // RDMA read before its DISC completes, an atomic it executed here is not reported
 // flushed there. Best effort (what a full socket does not take is lost, as before), and
-// control frames only: none of our requests follows the peer's end (close_after_ctrl_).
-// False if the connection ended meanwhile (the send failed, or memory an answer reads was
-// revoked): the caller must not end it a second time.
+// control frames only: none of our requests follows the peer's end (close_after_ctrl_),
+// and nothing after our own DISC (our side of the stream is shut). A connection that ends
+// with unread bytes in its receive buffer is reset by close(), which may still discard
+// answers the kernel holds. False if the connection ended meanwhile (the send failed, or
+// memory an answer reads was revoked): the caller must not end it a second time.
 bool TcpEp::flush_answers() noexcept {
-    if (fd_ && ctrl_head_ != ctrl_tail_ &&
+    if (fd_ && ctrl_head_ != ctrl_tail_ && !disc_sent_ &&
         (phase_ == Phase::Connected || phase_ == Phase::Closing)) {
         close_after_ctrl_ = true;
         send_queued();
@@ -242,6 +244,10 @@ void TcpEp::rx_stream_ended(int err) noexcept {
 }
 
 TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
+    // The NAK needs a control slot: with the ring full of this round's answers, wait until
+    // some leave (tx_progress resumes the round, which comes back here) rather than end
+    // the connection and drop them.
+    if (ctrl_full()) return Step::Stop;
     DAPL_TRC(trace::kInfo, "tcp", "EP %p: remote access violation (rkey 0x%x addr 0x%llx len %u)",
              static_cast<void *>(ep), rx_.hdr.rkey, static_cast<unsigned long long>(rx_.hdr.addr),
              rx_.hdr.op == kReadReq ? rx_.hdr.aux : rx_.hdr.length);

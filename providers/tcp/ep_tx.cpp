@@ -266,7 +266,8 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     // Skip requests that failed local checks: they are already "transmitted".
     while (*req != sq_tail_ && sq_[*req % sq_.size()].transmitted) ++*req;
     if (*req != sq_tail_ && !close_after_ctrl_ && !fence_holds_at(*req)) return TxSrc::Request;
-    if (disc_wanted_ && !disc_sent_ && *req == sq_tail_) return TxSrc::Disc;
+    // Not after close_after_ctrl_: its last control frame half-closes the socket.
+    if (disc_wanted_ && !disc_sent_ && !close_after_ctrl_ && *req == sq_tail_) return TxSrc::Disc;
     return TxSrc::None;
 }
 
@@ -568,7 +569,7 @@ void TcpEp::idle(bool *recv_idle, bool *req_idle) const noexcept {
         // must not keep EPOLLOUT armed on the half-closed socket (a busy loop).
         bool pending = tx_src_ != TxSrc::None || ctrl_head_ != ctrl_tail_ ||
                        (sq_tx_ != sq_tail_ && !close_after_ctrl_ && !fence_holds()) ||
-                       (disc_wanted_ && !disc_sent_);
+                       (disc_wanted_ && !disc_sent_ && !close_after_ctrl_);
         if (pending) want |= EPOLLOUT;
     }
     if (detached_) {
