@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -302,6 +303,78 @@ INSTANTIATE_TEST_SUITE_P(Attack, RevokeTest,
                          ::testing::Values(Revoke::Unbind, Revoke::RmrFree, Revoke::LmrFree),
                          [](const auto &info) { return std::string(name(info.param)); });
 
+namespace {
+
+// The byte a read target exposes at `offset` of its region: what every answer must carry.
+unsigned char exposed_byte(std::size_t offset) {
+    return static_cast<unsigned char>(offset * 7 + 3);
+}
+
+// The child of the read attacks: `len` bytes of exposed_byte() registered on an accepted
+// connection and told to the parent (Target), then `until` runs while the progress
+// thread answers.
+int read_target_child(Channel &ch, std::size_t len, const std::function<bool(Node &)> &until) {
+    ch.child_side();
+    Node s;
+    Region r;
+    CHILD_CHECK(r.map(len, 0));
+    for (std::size_t i = 0; i < len; ++i) r.p[i] = exposed_byte(i);
+    CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
+    Target t;
+    CHILD_CHECK(s.listen(&t.qual) == DAT_SUCCESS && ch.send(t.qual));
+    CHILD_CHECK(s.accept_one() == DAT_SUCCESS);
+    CHILD_CHECK(r.reg(s) == DAT_SUCCESS);
+    t.addr = reinterpret_cast<std::uintptr_t>(r.p);
+    t.rkey = r.rmr_ctx;
+    CHILD_CHECK(ch.send(t));
+    CHILD_CHECK(until(s));
+    return 0;
+}
+
+// The parent's side: a raw connection to the read target's listener, through the
+// handshake, and what the target exposes. -1 on failure.
+int connect_to_read_target(Channel &ch, Target *t, int rcvbuf = 0) {
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    if (!ch.recv(&qual)) return -1;
+    int fd = attacker_connect(qual, rcvbuf);
+    if (fd >= 0 && !ch.recv(t)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+// A read request for `len` bytes at `offset` of the target's region.
+FrameHeader read_request(const Target &t, std::uint32_t seq, std::uint64_t offset,
+                         std::uint32_t len) {
+    FrameHeader h = make_header(kReadReq, 0, seq);
+    h.addr = t.addr + offset;
+    h.rkey = t.rkey;
+    h.aux = len;
+    return h;
+}
+
+// Receives one READ_RESP for `seq` of `len` bytes read at `offset`; counts wrong bytes.
+::testing::AssertionResult read_answer(int fd, std::uint32_t seq, std::uint64_t offset,
+                                       std::uint32_t len, std::vector<unsigned char> *buf) {
+    FrameHeader resp{};
+    if (!attack::recv_all(fd, &resp, sizeof resp))
+        return ::testing::AssertionFailure() << "no answer to request " << seq;
+    if (resp.op != kReadResp || resp.length != len || resp.seq != seq)
+        return ::testing::AssertionFailure() << "answer " << resp.seq << " (op " << int(resp.op)
+                                             << ", " << resp.length << " bytes) for " << seq;
+    buf->resize(len);
+    if (!attack::recv_all(fd, buf->data(), len))
+        return ::testing::AssertionFailure() << "answer " << seq << " cut short";
+    std::uint32_t wrong = 0;
+    for (std::uint32_t k = 0; k < len; ++k) wrong += (*buf)[k] != exposed_byte(offset + k);
+    if (wrong != 0) return ::testing::AssertionFailure() << wrong << " wrong bytes in " << seq;
+    return ::testing::AssertionSuccess();
+}
+
+}  // namespace
+
 // A flood of RDMA read requests from a peer that does not read the answers at first: the
 // target's control ring fills, it stops reading, and the socket buffers fill both ways.
 // Once the peer reads, every request is answered, in order and with the right bytes. The
@@ -314,61 +387,34 @@ TEST(Attack, ReadRequestFloodIsAnsweredInFull) {
     constexpr std::size_t kRegion = 1 << 16;
     Channel ch;
     int pid = spawn([&] {
-        ch.child_side();
-        Node s;
-        Region r;
-        CHILD_CHECK(r.map(kRegion, 0));
-        for (std::size_t i = 0; i < kRegion; ++i) r.p[i] = static_cast<unsigned char>(i * 7 + 3);
-        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
-        Target t;
-        CHILD_CHECK(s.listen(&t.qual) == DAT_SUCCESS && ch.send(t.qual));
-        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);
-        CHILD_CHECK(r.reg(s) == DAT_SUCCESS);
-        t.addr = reinterpret_cast<std::uintptr_t>(r.p);
-        t.rkey = r.rmr_ctx;
-        CHILD_CHECK(ch.send(t));
-        int done = 0;
-        CHILD_CHECK(ch.recv(&done));  // the progress thread answers meanwhile
-        return 0;
+        return read_target_child(ch, kRegion, [&](Node &) {
+            int done = 0;
+            return ch.recv(&done);
+        });
     });
-    ch.parent_side();
-    DAT_CONN_QUAL qual = 0;
-    ASSERT_TRUE(ch.recv(&qual));
-    int fd = attacker_connect(qual, 16 * 1024);
-    ASSERT_GE(fd, 0);
     Target t;
-    ASSERT_TRUE(ch.recv(&t));
+    int fd = connect_to_read_target(ch, &t, 16 * 1024);
+    ASSERT_GE(fd, 0);
     auto offset = [](std::uint32_t i) { return (i * 97u) % (kRegion - kLen); };
     std::vector<FrameHeader> reqs(kRequests);
-    for (std::uint32_t i = 0; i < kRequests; ++i) {
-        reqs[i] = make_header(kReadReq, 0, i);
-        reqs[i].addr = t.addr + offset(i);
-        reqs[i].rkey = t.rkey;
-        reqs[i].aux = kLen;
-    }
+    for (std::uint32_t i = 0; i < kRequests; ++i) reqs[i] = read_request(t, i, offset(i), kLen);
     // The requests go from a thread: the target stops reading them while its answers wait.
     std::atomic<bool> sent{false};
     std::thread sender(
         [&] { sent = attack::send_all(fd, reqs.data(), reqs.size() * sizeof(FrameHeader)); });
     std::this_thread::sleep_for(300ms);  // everything fills up
-    std::uint32_t answered = 0, wrong = 0;
-    std::vector<unsigned char> data(kLen);
-    for (; answered < kRequests; ++answered) {
-        FrameHeader resp{};
-        if (!attack::recv_all(fd, &resp, sizeof resp) || resp.op != kReadResp ||
-            resp.length != kLen || resp.seq != answered ||
-            !attack::recv_all(fd, data.data(), data.size()))
-            break;
-        for (std::uint32_t k = 0; k < kLen; ++k)
-            wrong += data[k] != static_cast<unsigned char>((offset(answered) + k) * 7 + 3);
-    }
+    std::uint32_t answered = 0;
+    std::vector<unsigned char> data;
+    ::testing::AssertionResult last = ::testing::AssertionSuccess();
+    for (; answered < kRequests; ++answered)
+        if (!(last = read_answer(fd, answered, offset(answered), kLen, &data))) break;
     shutdown(fd, SHUT_RDWR);  // a stalled target must not leave the sender blocked
     sender.join();
     close(fd);
     std::printf("[ read flood ] %u of %u requests answered\n", answered, kRequests);
     EXPECT_TRUE(sent.load());
+    EXPECT_TRUE(last);
     EXPECT_EQ(answered, kRequests);
-    EXPECT_EQ(wrong, 0u) << "answers with the wrong bytes";
     ASSERT_TRUE(ch.send(1));
     EXPECT_EQ(reap(pid), 0);
 }
@@ -381,45 +427,17 @@ TEST(Attack, ReadAnsweredBeforeTheDiscBehindIt) {
     constexpr std::uint32_t kLen = 4096;
     Channel ch;
     int pid = spawn([&] {
-        ch.child_side();
-        Node s;
-        Region r;
-        CHILD_CHECK(r.map(kLen, 0));
-        for (std::size_t i = 0; i < kLen; ++i) r.p[i] = static_cast<unsigned char>(i * 5 + 1);
-        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
-        Target t;
-        CHILD_CHECK(s.listen(&t.qual) == DAT_SUCCESS && ch.send(t.qual));
-        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);
-        CHILD_CHECK(r.reg(s) == DAT_SUCCESS);
-        t.addr = reinterpret_cast<std::uintptr_t>(r.p);
-        t.rkey = r.rmr_ctx;
-        CHILD_CHECK(ch.send(t));
-        CHILD_CHECK(connection_end(s) == DAT_CONNECTION_EVENT_DISCONNECTED);
-        return 0;
+        return read_target_child(ch, kLen, [](Node &s) {
+            return connection_end(s) == DAT_CONNECTION_EVENT_DISCONNECTED;
+        });
     });
-    ch.parent_side();
-    DAT_CONN_QUAL qual = 0;
-    ASSERT_TRUE(ch.recv(&qual));
-    int fd = attacker_connect(qual);
-    ASSERT_GE(fd, 0);
     Target t;
-    ASSERT_TRUE(ch.recv(&t));
-    FrameHeader two[2] = {make_header(kReadReq, 0, 5), make_header(kDisc, 0, 0)};
-    two[0].addr = t.addr;
-    two[0].rkey = t.rkey;
-    two[0].aux = kLen;
+    int fd = connect_to_read_target(ch, &t);
+    ASSERT_GE(fd, 0);
+    FrameHeader two[2] = {read_request(t, 5, 0, kLen), make_header(kDisc, 0, 0)};
     ASSERT_TRUE(attack::send_all(fd, two, sizeof two));
-    FrameHeader resp{};
-    std::vector<unsigned char> data(kLen);
-    ASSERT_TRUE(attack::recv_all(fd, &resp, sizeof resp)) << "no answer before the end";
-    EXPECT_EQ(resp.op, kReadResp);
-    EXPECT_EQ(resp.seq, 5u);
-    ASSERT_EQ(resp.length, kLen);
-    ASSERT_TRUE(attack::recv_all(fd, data.data(), data.size()));
-    std::uint32_t wrong = 0;
-    for (std::uint32_t k = 0; k < kLen; ++k)
-        wrong += data[k] != static_cast<unsigned char>(k * 5 + 1);
-    EXPECT_EQ(wrong, 0u);
+    std::vector<unsigned char> data;
+    EXPECT_TRUE(read_answer(fd, 5, 0, kLen, &data)) << "before the end";
     EXPECT_TRUE(attack::wait_closed(fd, 10000));
     close(fd);
     EXPECT_EQ(reap(pid), 0);
