@@ -248,13 +248,15 @@ class TcpEp final : public Pollable {
     IovCursor<kMaxIov + 1> tx_frame_;  // header + payload segments
     bool disc_wanted_ = false;         // graceful disconnect: DISC after everything queued
     bool disc_sent_ = false;
-    bool close_after_ctrl_ = false;  // a NAK is queued: stop after sending it
+    // A NAK is queued (or flush_answers is ending the connection): nothing of ours after
+    // the control frames; the last one half-closes the socket.
+    bool close_after_ctrl_ = false;
     // When the last post that could have been deferred returned (defer_tx): a post closer
     // than the engine's burst_gap to it is part of a burst (burst_gap.hpp: a few system
     // calls, far below any round trip over TCP, above a consumer's own loop). Posts that
     // cannot be deferred (the consumer is not behind: a ping-pong) read no clock;
     // `stamp_post_` says the current post read it.
-    static constexpr std::uint64_t kDeferMax = 8192;  // bytes: larger posts go at once
+    static constexpr std::uint64_t kDeferMax = 8192;  // payload bytes: larger frames go at once
     std::chrono::steady_clock::time_point last_post_{};
     bool stamp_post_ = false;
     FrameHeader disc_hdr_{};

@@ -80,6 +80,8 @@ void TcpEp::access_revoked(bool receiving) noexcept {
         sq_[sq_tx_ % sq_.size()].status = DAT_DTO_ERR_LOCAL_PROTECTION;
     }
     rx_.done = RxState::Done::None;
+    // The round's answers read other memory, each re-checked as it is sent.
+    if (receiving && !flush_answers()) return;
     teardown(DAT_CONNECTION_EVENT_BROKEN, true);
 }
 

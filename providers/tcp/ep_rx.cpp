@@ -22,9 +22,10 @@ constexpr std::uint64_t kRxBudget = 8u << 20;
 }  // namespace
 
 // A receive round, then the answers it queued (RDMA read responses, atomic responses,
-// delayed_ack ACKs) in one transmit round: a run of read requests that arrived together is
-// answered with one sendmsg, not one each. A round ends as soon as a read comes back short,
-// so a lone request is answered without an extra system call.
+// delayed_ack ACKs) are sent: a run of read requests that arrived together is answered in
+// as few sendmsg calls as a transmit batch allows, not one each (tx_progress, which may
+// resume a round the full control ring stopped). A round ends as soon as a read comes
+// back short, so a lone request is answered without an extra system call.
 [[gnu::hot]] void TcpEp::rx_progress() noexcept {
     rx_round(true);
     if (fd_ && ctrl_head_ != ctrl_tail_) tx_progress(false);
@@ -253,10 +254,7 @@ TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
              rx_.hdr.op == kReadReq ? rx_.hdr.aux : rx_.hdr.length);
     FrameHeader nak = frame(kNak, 0, rx_.hdr.seq);
     nak.aux = status;
-    if (!queue_ctrl(nak, nullptr)) {
-        teardown(DAT_CONNECTION_EVENT_BROKEN, true);
-        return Step::Failed;
-    }
+    queue_ctrl(nak, nullptr);  // room checked above
     // Like an RC responder: nothing more is executed on this connection. Tell the
     // initiator why, then drain until it closes (closing with unread data would reset the
     // connection and could destroy the NAK in flight).

@@ -229,7 +229,8 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
 // or not: the socket is writable) sends every queued frame with one sendmsg, as does the
 // next post that is not deferred. A post after a round trip (a ping-pong) or after its
 // predecessor's completion was taken (post, poll, post) goes at once, and so does a post
-// that fills a batch, or one of more than kDeferMax bytes. DAT_TCP_TX_BATCH=1 turns this off.
+// that fills a batch, or one whose frame carries more than kDeferMax bytes.
+// DAT_TCP_TX_BATCH=1 turns this off.
 // The clock is read last, only for a post that could be deferred: a ping-pong's posts
 // (nothing outstanding, no completion waiting) cost no clock read at all.
 [[gnu::hot]] bool TcpEp::defer_tx() noexcept {
@@ -331,7 +332,8 @@ template <int N>
         case TxSrc::Ctrl:
             ++ctrl_head_;
             if (close_after_ctrl_ && ctrl_head_ == ctrl_tail_) {
-                // The NAK is out: no more data from us; drain the peer until it closes.
+                // The NAK is out: no more data from us; drain the peer until it closes
+                // (after flush_answers the connection ends at once instead).
                 half_close();
             }
             break;
@@ -351,7 +353,8 @@ template <int N>
     tx_src_ = TxSrc::None;
 }
 
-// Our side of the stream is finished (DISC, or the NAK after a violation); the peer's side
+// Our side of the stream is finished (DISC, the NAK after a violation, or the answers
+// flush_answers sends before the connection ends); the peer's side
 // is still read until it closes. A failure here (the peer already reset the connection)
 // shows up on that read, which ends the connection.
 void TcpEp::half_close() noexcept {

@@ -436,9 +436,11 @@ int burst_child(Channel &ch) {
 // calling DAT right after the posts must not leave them behind: the held frames put the
 // socket back into the set with EPOLLOUT (TcpEp::update_poll), and the progress thread
 // sends them, at once if it watches the set, within 2 x kBackoffMaxMs (8 ms) when it takes
-// over otherwise. The 0.4 s bound leaves room for a loaded machine. (Leaving the socket out
-// for held frames saved two epoll_ctl calls a batch, no measurable bandwidth, and cost a
-// burst like this one 8 ms instead of 0.2: docs/benchmarks.md, "Small RDMA reads".)
+// over otherwise. What is asserted is that the burst arrives (within 2 s: room for a
+// loaded machine, where the child wakes 8 times); how soon is printed. (Leaving the socket
+// out for held frames saved two epoll_ctl calls a batch, no measurable bandwidth, and
+// cost a burst like this one 8 ms instead of 0.2: docs/benchmarks.md, "Small RDMA
+// reads".)
 TEST_F(InlineWait, SendsHeldForABatchLeaveWhenThePollerStops) {
     Buffer burst_buf;  // outlives the Node (it frees the LMR)
     OneConnection c;
@@ -470,7 +472,7 @@ TEST_F(InlineWait, SendsHeldForABatchLeaveWhenThePollerStops) {
         std::printf("[ held sends ] round %d: the burst arrived %.2f ms after the posts\n", round,
                     after * 1e3);
         if (round == 1) {
-            EXPECT_LT(after, 0.4);
+            EXPECT_LT(after, 2.0);
             DAT_EVENT ev;
             for (int i = 0; i < kBurst; ++i) ASSERT_TRUE(poll_one(s.req_evd, &ev)) << i;
         }
