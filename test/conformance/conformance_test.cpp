@@ -363,8 +363,8 @@ TEST(Conformance, AcceptorReadsFromARequesterThatReadsNothing) {
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
+        Buffer src;  // declared before the Node: its memory outlives the IA's progress thread
         Node c;
-        Buffer src;
         CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
         DAT_EP_PARAM p{};
         CHILD_CHECK(dat_ep_query(c.ep, DAT_EP_FIELD_ALL, &p) == DAT_SUCCESS);
