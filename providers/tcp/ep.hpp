@@ -121,7 +121,7 @@ class TcpEp final : public Pollable {
     enum class Step { Continue, Stop, Failed };
 
     // Transmit side (ep_tx.cpp).
-    void tx_progress(bool fresh_round = true) noexcept;
+    void tx_progress() noexcept;
     bool send_queued() noexcept;
     bool next_frame(bool traced = false) noexcept;
     void frame_sent() noexcept;
@@ -143,12 +143,16 @@ class TcpEp final : public Pollable {
     void reap() noexcept;
     void half_close() noexcept;
     bool fence_holds() const noexcept { return fence_holds_at(sq_tx_); }
+    // Our DISC is still to go (never after close_after_ctrl_: its last control frame
+    // half-closes the socket).
+    bool disc_due() const noexcept { return disc_wanted_ && !disc_sent_ && !close_after_ctrl_; }
     bool fence_holds_at(std::uint64_t req) const noexcept;  // before request `req` goes
 
     // Receive side (ep_rx.cpp): a round, then what it queued to answer is sent.
     void rx_progress() noexcept;
-    void rx_round(bool fresh) noexcept;
-    bool flush_answers() noexcept;  // before a receive-side end of the connection
+    void rx_round() noexcept;
+    // Ends the connection from the receive side: the round's answers go out first.
+    void rx_teardown(DAT_EVENT_NUMBER event) noexcept;
     void rx_stream_ended(int err) noexcept;
     bool rx_header() noexcept;
     Step rx_dispatch() noexcept;
@@ -248,7 +252,7 @@ class TcpEp final : public Pollable {
     IovCursor<kMaxIov + 1> tx_frame_;  // header + payload segments
     bool disc_wanted_ = false;         // graceful disconnect: DISC after everything queued
     bool disc_sent_ = false;
-    // A NAK is queued (or flush_answers is ending the connection): nothing of ours after
+    // A NAK is queued (or rx_teardown is ending the connection): nothing of ours after
     // the control frames; the last one half-closes the socket.
     bool close_after_ctrl_ = false;
     // When the last post that could have been deferred returned (defer_tx): a post closer

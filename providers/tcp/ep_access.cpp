@@ -80,9 +80,11 @@ void TcpEp::access_revoked(bool receiving) noexcept {
         sq_[sq_tx_ % sq_.size()].status = DAT_DTO_ERR_LOCAL_PROTECTION;
     }
     rx_.done = RxState::Done::None;
-    // The round's answers read other memory, each re-checked as it is sent.
-    if (receiving && !flush_answers()) return;
-    teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+    // Receiving: the round's answers read other memory, each re-checked as it is sent.
+    if (receiving)
+        rx_teardown(DAT_CONNECTION_EVENT_BROKEN);
+    else
+        teardown(DAT_CONNECTION_EVENT_BROKEN, true);
 }
 
 }  // namespace opendat::tcp

@@ -21,17 +21,15 @@ namespace opendat::tcp {
     if (phase_ == Phase::Connecting) {
         if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) finish_connect();
     } else {
-        bool read = false;  // a receive round ran: a resume shares its budget
         if (events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) {
             if (rx_.blocked && (events & (EPOLLERR | EPOLLHUP))) {
                 // Waiting for a receive buffer, but the connection is already gone.
                 teardown(DAT_CONNECTION_EVENT_BROKEN, true);
             } else {
                 rx_progress();
-                read = true;
             }
         }
-        if (fd_ && (events & EPOLLOUT)) tx_progress(!read);
+        if (fd_ && (events & EPOLLOUT)) tx_progress();
     }
     if (fd_) reap();
     update_poll();
@@ -44,9 +42,8 @@ namespace opendat::tcp {
 [[gnu::hot]] bool TcpEp::poll_hot() noexcept {
     std::lock_guard lk(ep->mu);
     if (dead_ || !fd_ || phase_ != Phase::Connected) return false;
-    const bool read = !rx_.blocked;  // a receive round runs: a resume shares its budget
-    if (read) rx_progress();
-    if (fd_ && phase_ == Phase::Connected) tx_progress(!read);
+    if (!rx_.blocked) rx_progress();
+    if (fd_ && phase_ == Phase::Connected) tx_progress();
     if (fd_) reap();
     update_poll();
     return fd_ && phase_ == Phase::Connected;
@@ -271,7 +268,7 @@ void TcpEp::protocol_error(const char *why) noexcept {
              static_cast<void *>(ep), why, rx_.hdr.magic, rx_.hdr.version, rx_.hdr.op,
              rx_.hdr.length);
     util::post_async(ep->ia, DAT_ASYNC_ERROR_EP_BROKEN, ep);
-    if (flush_answers()) teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+    rx_teardown(DAT_CONNECTION_EVENT_BROKEN);
 }
 
 // Ends the connection: socket closed, every outstanding request and receive flushed in

@@ -139,7 +139,7 @@ TcpEp::Step TcpEp::on_atomic_resp() noexcept {
     DAPL_TRC(trace::kInfo, "tcp", "EP %p: atomic result buffer revoked: connection broken",
              static_cast<void *>(ep));
     w->status = DAT_DTO_ERR_LOCAL_PROTECTION;
-    if (flush_answers()) teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+    rx_teardown(DAT_CONNECTION_EVENT_BROKEN);
     return Step::Failed;
 }
 

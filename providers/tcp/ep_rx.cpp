@@ -27,17 +27,18 @@ constexpr std::uint64_t kRxBudget = 8u << 20;
 // resume a round the full control ring stopped). A round ends as soon as a read comes
 // back short, so a lone request is answered without an extra system call.
 [[gnu::hot]] void TcpEp::rx_progress() noexcept {
-    rx_round(true);
-    if (fd_ && ctrl_head_ != ctrl_tail_) tx_progress(false);
+    if (!fd_) return;
+    in_.begin_round(fd_.get(), kRxBudget);
+    rx_round();
+    if (fd_ && ctrl_head_ != ctrl_tail_) tx_progress();
 }
 
 // The frame state machine. The buffered socket hands out the stream's bytes; each state
 // says how many it needs and where they go, and a step returns once the socket is drained
 // (level-triggered epoll brings us back), the endpoint is blocked, or the connection ended.
-// A round that is not fresh resumes a blocked one within what is left of its budget.
-[[gnu::hot]] void TcpEp::rx_round(bool fresh) noexcept {
+// rx_progress starts the round's budget; a resumed round (tx_progress) goes on with it.
+[[gnu::hot]] void TcpEp::rx_round() noexcept {
     if (!fd_) return;
-    if (fresh) in_.begin_round(fd_.get(), kRxBudget);
     while (fd_ && !rx_.blocked) {
         BufferedSocket::Io io = BufferedSocket::Io::Done;
         switch (rx_.at) {
@@ -84,22 +85,23 @@ constexpr std::uint64_t kRxBudget = 8u << 20;
     }
 }
 
-// The answers a receive round queued (rx_progress) go out before a later frame of the same
-// round ends the connection, as they did when each left with its request: the peer's
+// Ends the connection from the receive side. The answers the round queued (rx_progress)
+// go out first, before a later frame of the same round ends it, as they did when each
+// left with its request: the peer's
 // RDMA read before its DISC completes, an atomic it executed here is not reported
 // flushed there. Best effort (what a full socket does not take is lost, as before), and
 // control frames only: none of our requests follows the peer's end (close_after_ctrl_),
 // and nothing after our own DISC (our side of the stream is shut). A connection that ends
 // with unread bytes in its receive buffer is reset by close(), which may still discard
-// answers the kernel holds. False if the connection ended meanwhile (the send failed, or
-// memory an answer reads was revoked): the caller must not end it a second time.
-bool TcpEp::flush_answers() noexcept {
+// answers the kernel holds. If that send ended the connection itself (it failed, or
+// memory an answer reads was revoked), it is not ended a second time.
+void TcpEp::rx_teardown(DAT_EVENT_NUMBER event) noexcept {
     if (fd_ && ctrl_head_ != ctrl_tail_ && !disc_sent_ &&
         (phase_ == Phase::Connected || phase_ == Phase::Closing)) {
         close_after_ctrl_ = true;
         send_queued();
     }
-    return static_cast<bool>(fd_);
+    if (fd_) teardown(event, true);
 }
 
 // The peer's end of the stream is gone: an orderly close (err 0) or a socket error.
@@ -114,7 +116,7 @@ void TcpEp::rx_stream_ended(int err) noexcept {
         event = DAT_CONNECTION_EVENT_NON_PEER_REJECTED;
     else if (err == 0 && phase_ == Phase::Closing && !rx_.discard_all)
         event = DAT_CONNECTION_EVENT_DISCONNECTED;
-    if (flush_answers()) teardown(event, true);
+    rx_teardown(event);
 }
 
 // The base header is in: check what holds for every frame (magic, the agreed version, a
@@ -177,7 +179,7 @@ void TcpEp::rx_stream_ended(int err) noexcept {
             return on_reply(true);
         case kDisc:
             if (h.length != 0) break;
-            if (flush_answers()) teardown(DAT_CONNECTION_EVENT_DISCONNECTED, true);
+            rx_teardown(DAT_CONNECTION_EVENT_DISCONNECTED);
             return Step::Failed;  // connection gone: stop processing
         default:
             break;
@@ -200,7 +202,7 @@ void TcpEp::rx_stream_ended(int err) noexcept {
         ++rq_head_;
         util::post_dto(ep->recv_evd, ep, r.cookie, st, 0, DAT_DTO_RECEIVE);
         srq_recvs_done(1);
-        if (flush_answers()) teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+        rx_teardown(DAT_CONNECTION_EVENT_BROKEN);
         return Step::Failed;
     }
     // Scatter the message over the buffer's segments, as far as it goes.
@@ -301,7 +303,7 @@ TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
         DAPL_TRC(trace::kInfo, "tcp", "EP %p: peer refused completed request %u (status %u)",
                  static_cast<void *>(ep), rx_.hdr.seq, rx_.hdr.aux);
         util::post_async(ep->ia, DAT_ASYNC_ERROR_EP_BROKEN, ep);
-        if (flush_answers()) teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+        rx_teardown(DAT_CONNECTION_EVENT_BROKEN);
         return Step::Failed;
     }
     // An ACK answers only a frame that asked for one (SEND, WRITE, WRITE_IMM); a NAK may
@@ -319,7 +321,7 @@ TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
     w->status = rx_.hdr.aux == DAT_DTO_ERR_REMOTE_ACCESS ? DAT_DTO_ERR_REMOTE_ACCESS
                                                          : DAT_DTO_ERR_REMOTE_RESPONDER;
     w->need_reply = false;
-    if (flush_answers()) teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+    rx_teardown(DAT_CONNECTION_EVENT_BROKEN);
     return Step::Failed;
 }
 

@@ -267,8 +267,7 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     // Skip requests that failed local checks: they are already "transmitted".
     while (*req != sq_tail_ && sq_[*req % sq_.size()].transmitted) ++*req;
     if (*req != sq_tail_ && !close_after_ctrl_ && !fence_holds_at(*req)) return TxSrc::Request;
-    // Not after close_after_ctrl_: its last control frame half-closes the socket.
-    if (disc_wanted_ && !disc_sent_ && !close_after_ctrl_ && *req == sq_tail_) return TxSrc::Disc;
+    if (disc_due() && *req == sq_tail_) return TxSrc::Disc;
     return TxSrc::None;
 }
 
@@ -333,7 +332,7 @@ template <int N>
             ++ctrl_head_;
             if (close_after_ctrl_ && ctrl_head_ == ctrl_tail_) {
                 // The NAK is out: no more data from us; drain the peer until it closes
-                // (after flush_answers the connection ends at once instead).
+                // (after rx_teardown the connection ends at once instead).
                 half_close();
             }
             break;
@@ -354,7 +353,7 @@ template <int N>
 }
 
 // Our side of the stream is finished (DISC, the NAK after a violation, or the answers
-// flush_answers sends before the connection ends); the peer's side
+// rx_teardown sends before the connection ends); the peer's side
 // is still read until it closes. A failure here (the peer already reset the connection)
 // shows up on that read, which ends the connection.
 void TcpEp::half_close() noexcept {
@@ -421,16 +420,17 @@ struct TcpEp::TxBatch {
 // Sends what is queued. A receive round that stopped because the control ring was full
 // (answers the peer asked for faster than the socket took them) resumes once some of them
 // left, and what it queues goes next, in a loop here rather than through rx_progress, which
-// calls back: that recursion would be as deep as a flood of read requests is long. The
-// resumed rounds share one round's receive budget (rx_progress's own, when it is the
-// caller: fresh_round false). The loop ends with the receive side
-// running, or with answers the socket did not take (EPOLLOUT comes back for them), or
-// blocked for a reason a send cannot remove (no receive posted: post_recv resumes it).
-[[gnu::hot]] void TcpEp::tx_progress(bool fresh_round) noexcept {
+// calls back: that recursion would be as deep as a flood of read requests is long. A
+// resumed round reads within what is left of the last round's budget (only rx_progress
+// starts one); once that is spent, level-triggered epoll (or the poller's next round)
+// brings a fresh round. The loop ends with the receive side running, or with answers the
+// socket did not take (EPOLLOUT comes back for them), or blocked for a reason a send
+// cannot remove (no receive posted: post_recv resumes it).
+[[gnu::hot]] void TcpEp::tx_progress() noexcept {
     bool room = send_queued();
-    for (bool fresh = fresh_round; room && rx_.blocked && !ctrl_full(); fresh = false) {
+    while (room && rx_.blocked && !ctrl_full()) {
         rx_.blocked = false;
-        rx_round(fresh);
+        rx_round();
         room = fd_ && ctrl_head_ != ctrl_tail_ && send_queued();
     }
 }
@@ -571,8 +571,7 @@ void TcpEp::idle(bool *recv_idle, bool *req_idle) const noexcept {
         // Limits per peer: after a violation's NAK nothing more is sent; queued requests
         // must not keep EPOLLOUT armed on the half-closed socket (a busy loop).
         bool pending = tx_src_ != TxSrc::None || ctrl_head_ != ctrl_tail_ ||
-                       (sq_tx_ != sq_tail_ && !close_after_ctrl_ && !fence_holds()) ||
-                       (disc_wanted_ && !disc_sent_ && !close_after_ctrl_);
+                       (sq_tx_ != sq_tail_ && !close_after_ctrl_ && !fence_holds()) || disc_due();
         if (pending) want |= EPOLLOUT;
     }
     if (detached_) {
