@@ -19,3 +19,20 @@ function(opendat_gtest_labels list_var)
        "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${_file}")
 endfunction()
+
+# After discovery, the tests of `list_var` whose names match `regex` run alone
+# (RUN_SERIAL): cases that time one connection against another and must not share the
+# machine's two CPUs with a parallel test.
+function(opendat_gtest_serial list_var regex)
+  string(MAKE_C_IDENTIFIER "${list_var}_serial" _id)
+  set(_file "${CMAKE_CURRENT_BINARY_DIR}/${_id}.cmake")
+  file(WRITE "${_file}"
+       "if(DEFINED ${list_var})\n"
+       "  foreach(_t IN LISTS ${list_var})\n"
+       "    if(_t MATCHES \"${regex}\")\n"
+       "      set_tests_properties(\"\${_t}\" PROPERTIES RUN_SERIAL TRUE)\n"
+       "    endif()\n"
+       "  endforeach()\n"
+       "endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${_file}")
+endfunction()

@@ -122,7 +122,7 @@ class TcpEp final : public Pollable {
 
     // Transmit side (ep_tx.cpp).
     void tx_progress() noexcept;
-    bool send_queued() noexcept;
+    bool send_queued(std::uint64_t *budget) noexcept;
     bool next_frame(bool traced = false) noexcept;
     void frame_sent() noexcept;
     // The frame next_frame() would pick once everything before the control-ring counter
@@ -261,6 +261,11 @@ class TcpEp final : public Pollable {
     // cannot be deferred (the consumer is not behind: a ping-pong) read no clock;
     // `stamp_post_` says the current post read it.
     static constexpr std::uint64_t kDeferMax = 8192;  // payload bytes: larger frames go at once
+    // Bytes one transmit call (tx_progress) sends before it lets go of the endpoint: a peer
+    // that asks for huge RDMA reads and takes the answers at once would otherwise keep the
+    // endpoint's lock (its application's every call) and the progress thread (every other
+    // connection of the IA) for the whole answer. As the receive side's budget (ep_rx.cpp).
+    static constexpr std::uint64_t kTxBudget = 8u << 20;
     std::chrono::steady_clock::time_point last_post_{};
     bool stamp_post_ = false;
     FrameHeader disc_hdr_{};

@@ -99,7 +99,8 @@ void TcpEp::rx_teardown(DAT_EVENT_NUMBER event) noexcept {
     if (fd_ && ctrl_head_ != ctrl_tail_ && !disc_sent_ &&
         (phase_ == Phase::Connected || phase_ == Phase::Closing)) {
         close_after_ctrl_ = true;
-        send_queued();
+        std::uint64_t no_budget = UINT64_MAX;  // the last send on this connection
+        send_queued(&no_budget);
     }
     if (fd_) teardown(event, true);
 }

@@ -425,25 +425,27 @@ struct TcpEp::TxBatch {
 // starts one); once that is spent, level-triggered epoll (or the poller's next round)
 // brings a fresh round. The loop ends with the receive side running, or with answers the
 // socket did not take (EPOLLOUT comes back for them), or blocked for a reason a send
-// cannot remove (no receive posted: post_recv resumes it).
+// cannot remove (no receive posted: post_recv resumes it), or with the transmit budget
+// spent (EPOLLOUT, or the poller's next round, brings the rest).
 [[gnu::hot]] void TcpEp::tx_progress() noexcept {
-    bool room = send_queued();
+    std::uint64_t budget = kTxBudget;
+    bool room = send_queued(&budget);
     while (room && rx_.blocked && !ctrl_full()) {
         rx_.blocked = false;
         rx_round();
-        room = fd_ && ctrl_head_ != ctrl_tail_ && send_queued();
+        room = fd_ && ctrl_head_ != ctrl_tail_ && send_queued(&budget);
     }
 }
 
-// One transmit round: every queued frame the socket takes. True if control-ring slots
-// were freed (and the connection is still there).
-[[gnu::hot]] bool TcpEp::send_queued() noexcept {
+// One transmit round: the queued frames the socket takes, until `*budget` bytes have
+// left. True if control-ring slots were freed (and the connection is still there).
+[[gnu::hot]] bool TcpEp::send_queued(std::uint64_t *budget) noexcept {
     if (!fd_ ||
         (phase_ != Phase::Connected && phase_ != Phase::Closing && phase_ != Phase::AwaitAccept))
         return false;
     bool freed_ctrl = false;
     for (;;) {
-        if (!next_frame()) break;
+        if (*budget == 0 || !next_frame()) break;
         TxBatch b;
         gather_batch(&b);
         msghdr msg{};
@@ -454,6 +456,11 @@ struct TcpEp::TxBatch {
             msg.msg_iov = tx_frame_.data();
             msg.msg_iovlen = static_cast<std::size_t>(tx_frame_.count());
         }
+        // No more than the budget in one call (IovCap); the rest is the frame under way.
+        auto send_capped = [&] {
+            IovCap cap(msg, *budget);
+            return send_frames(fd_.get(), msg);
+        };
         ssize_t sent;
         const bool head_hold = needs_hold(tx_src_, tx_index());
         if (head_hold || b.hold) {
@@ -473,14 +480,14 @@ struct TcpEp::TxBatch {
                         break;
                     }
                 }
-                sent = alive ? send_frames(fd_.get(), msg) : 0;
+                sent = alive ? send_capped() : 0;
             }
             if (!alive) {
                 access_revoked(false);
                 return false;
             }
         } else {
-            sent = send_frames(fd_.get(), msg);
+            sent = send_capped();
         }
         if (sent < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) break;  // EPOLLOUT resumes
@@ -493,6 +500,7 @@ struct TcpEp::TxBatch {
         // The bytes the kernel took: the head frame's first, then the gathered frames' in
         // order; each one complete is sent, a partial one becomes the frame under way.
         auto rest = static_cast<std::uint64_t>(sent);
+        *budget = rest < *budget ? *budget - rest : 0;
         std::uint64_t take = rest < tx_frame_.left() ? rest : tx_frame_.left();
         tx_frame_.consume(static_cast<std::size_t>(take));
         rest -= take;

@@ -419,6 +419,115 @@ TEST(Attack, ReadRequestFloodIsAnsweredInFull) {
     EXPECT_EQ(reap(pid), 0);
 }
 
+// A peer that asks for big RDMA reads on one connection and takes the answers as fast as
+// they come, while another connection of the same IA asks for small ones: the target's
+// transmit sends at most a budget of bytes per call (TcpEp::kTxBudget), so the progress
+// thread, which answers both, comes back to the other connection every few milliseconds
+// instead of after the whole flood. An RC adapter interleaves a long answer with its other
+// work the same way.
+TEST(Attack, BigReadAnswersLeaveRoomForAnotherConnection) {
+    constexpr std::uint32_t kLen = 64u << 20;
+    constexpr std::uint32_t kReads = 8;  // the default inbound read depth
+    constexpr std::uint32_t kSmall = 64;
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node s;
+        Region r;
+        CHILD_CHECK(r.map(kLen, 0));
+        for (std::size_t i = 0; i < kLen; ++i) r.p[i] = exposed_byte(i);
+        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
+        DAT_EP_HANDLE ep_b;
+        CHILD_CHECK(dat_ep_create(s.ia, s.pz, s.recv_evd, s.req_evd, s.conn_evd, nullptr, &ep_b) ==
+                    DAT_SUCCESS);
+        Target t;
+        CHILD_CHECK(s.listen(&t.qual) == DAT_SUCCESS && ch.send(t.qual));
+        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);  // the flood's connection
+        DAT_EVENT ev;
+        CHILD_CHECK(s.next(s.cr_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, ep_b, 0,
+                                  nullptr) == DAT_SUCCESS);  // the small reads'
+        CHILD_CHECK(r.reg(s) == DAT_SUCCESS);
+        t.addr = reinterpret_cast<std::uintptr_t>(r.p);
+        t.rkey = r.rmr_ctx;
+        CHILD_CHECK(ch.send(t));
+        int done = 0;
+        CHILD_CHECK(ch.recv(&done, 60000));
+        return 0;
+    });
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_TRUE(ch.recv(&qual));
+    int flood = attacker_connect(qual);
+    ASSERT_GE(flood, 0);
+    int small = attacker_connect(qual);
+    ASSERT_GE(small, 0);
+    Target t;
+    ASSERT_TRUE(ch.recv(&t));
+    // The flood: requested at once, taken as fast as it comes (not compared: a slow reader
+    // would leave the target's socket full, and a full socket ends a transmit call anyway).
+    std::vector<FrameHeader> reqs(kReads);
+    for (std::uint32_t i = 0; i < kReads; ++i) reqs[i] = read_request(t, i, 0, kLen);
+    ASSERT_TRUE(attack::send_all(flood, reqs.data(), reqs.size() * sizeof(FrameHeader)));
+    std::atomic<bool> flowing{false}, over{false};
+    std::atomic<std::uint32_t> answered{0};
+    std::chrono::steady_clock::time_point first{}, last_byte{};
+    std::thread reader([&] {
+        std::vector<unsigned char> sink(1 << 20);
+        for (std::uint32_t i = 0; i < kReads; ++i) {
+            FrameHeader resp{};
+            if (!attack::recv_all(flood, &resp, sizeof resp) || resp.op != kReadResp ||
+                resp.seq != i || resp.length != kLen)
+                break;
+            std::size_t left = kLen;
+            while (left > 0) {
+                ssize_t k = recv(flood, sink.data(), std::min(left, sink.size()), 0);
+                if (k <= 0) break;
+                left -= static_cast<std::size_t>(k);
+                if (!flowing.load()) first = std::chrono::steady_clock::now();
+                flowing = true;
+            }
+            if (left != 0) break;
+            answered = i + 1;
+        }
+        last_byte = std::chrono::steady_clock::now();
+        over = true;
+    });
+    // Small reads on the other connection, one at a time, while the flood flows.
+    while (!flowing.load() && !over.load()) std::this_thread::yield();
+    double longest_ms = 0;
+    std::uint32_t small_reads = 0;
+    std::vector<unsigned char> data;
+    ::testing::AssertionResult last = ::testing::AssertionSuccess();
+    for (std::uint32_t seq = 0; !over.load(); ++seq) {
+        const auto t0 = std::chrono::steady_clock::now();
+        FrameHeader h = read_request(t, seq, seq * 8u, kSmall);
+        if (!attack::send_all(small, &h, sizeof h)) break;
+        if (!(last = read_answer(small, seq, seq * 8u, kSmall, &data))) break;
+        const std::chrono::duration<double, std::milli> took =
+            std::chrono::steady_clock::now() - t0;
+        if (!over.load()) longest_ms = std::max(longest_ms, took.count());
+        ++small_reads;
+    }
+    reader.join();
+    ASSERT_TRUE(ch.send(1));
+    close(flood);
+    close(small);
+    const std::chrono::duration<double, std::milli> flood_ms = last_byte - first;
+    std::printf(
+        "[ big reads ] %u x %u MiB answered in %.0f ms; meanwhile %u small reads on "
+        "another connection, the longest %.2f ms\n",
+        answered.load(), kLen >> 20, flood_ms.count(), small_reads, longest_ms);
+    EXPECT_EQ(answered.load(), kReads);
+    EXPECT_TRUE(last);
+    EXPECT_GT(small_reads, 0u);
+    // A budget is a few milliseconds of sending, the whole flood hundreds (as a share of
+    // the flood: a machine that is slower for everything moves both). Without the budget
+    // a small read waited for half the flood or more.
+    EXPECT_LT(longest_ms, flood_ms.count() / 4) << "the other connection waited for the flood";
+    EXPECT_EQ(reap(pid), 0);
+}
+
 // A read request and the peer's DISC in one segment: the target answers the read before
 // it ends the connection (an RC responder has sent the answer by the time it sees what
 // follows), although the answers of a receive round leave after the round (rx_progress);

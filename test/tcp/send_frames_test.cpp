@@ -11,6 +11,7 @@
 
 #include "tcp/send_frames.hpp"
 
+using opendat::tcp::IovCap;
 using opendat::tcp::kFlatSendMax;
 using opendat::tcp::send_frames;
 
@@ -94,6 +95,42 @@ TEST_F(SendFrames, FullSocketSaysEagain) {
     small.msg_iovlen = 2;
     EXPECT_EQ(send_frames(fds_[0], small), -1);
     EXPECT_EQ(errno, EAGAIN);
+}
+
+// A transmit budget caps one call: within the third iovec here, then put back.
+TEST_F(SendFrames, IovCapSendsAtMostTheCapAndPutsTheIovecBack) {
+    std::vector<unsigned char> a(100, 1), b(200, 2), c(4000, 3), d(50, 4);
+    iovec iov[4] = {
+        {a.data(), a.size()}, {b.data(), b.size()}, {c.data(), c.size()}, {d.data(), d.size()}};
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 4;
+    {
+        IovCap cap(msg, 1000);
+        EXPECT_EQ(msg.msg_iovlen, 3u);
+        EXPECT_EQ(iov[2].iov_len, 700u);
+        ASSERT_EQ(send_frames(fds_[0], msg), 1000);
+    }
+    EXPECT_EQ(iov[2].iov_len, 4000u);
+    std::vector<unsigned char> got(2000);
+    ASSERT_EQ(recv(fds_[1], got.data(), got.size(), 0), 1000);
+    EXPECT_EQ(got[99], 1);
+    EXPECT_EQ(got[100], 2);
+    EXPECT_EQ(got[300], 3);
+    EXPECT_EQ(got[999], 3);
+    // A cap at or above the total leaves everything as it was.
+    msg.msg_iovlen = 4;
+    {
+        IovCap cap(msg, 4350);
+        EXPECT_EQ(msg.msg_iovlen, 4u);
+        EXPECT_EQ(iov[3].iov_len, 50u);
+    }
+    {
+        IovCap cap(msg, 300);  // exactly the first two
+        EXPECT_EQ(msg.msg_iovlen, 3u);
+        EXPECT_EQ(iov[2].iov_len, 0u);
+    }
+    EXPECT_EQ(iov[2].iov_len, 4000u);
 }
 
 }  // namespace
