@@ -39,9 +39,11 @@ class BufferedSocket {
     // Starts one round of reading from `fd`: at most about `budget` bytes from the socket.
     void begin_round(int fd, std::uint64_t budget) noexcept {
         fd_ = fd;
-        budget_ = budget;
+        budget_ = round_budget_ = budget;
         drained_ = false;
     }
+    // Whether this round has taken bytes from the socket.
+    bool took_bytes() const noexcept { return budget_ != round_budget_; }
 
     std::size_t staged() const noexcept { return len_ - pos_; }
     int error() const noexcept { return errno_; }
@@ -67,7 +69,7 @@ class BufferedSocket {
     }
 
     int fd_ = -1;
-    std::uint64_t budget_ = 0;
+    std::uint64_t budget_ = 0, round_budget_ = 0;
     bool drained_ = false;
     int errno_ = 0;
     std::size_t pos_ = 0, len_ = 0;

@@ -204,7 +204,7 @@ void Engine::wake() noexcept {
     // socket for a whole system call (docs/benchmarks.md, "The rest of the round trip").
     if (h != nullptr &&
         (rounds_off_.load(std::memory_order_relaxed) || ++hot_rounds_ % kHotEvery != 0)) {
-        if (!h->poll_hot())
+        if (h->poll_hot(true) == Pollable::HotRound::Gone)
             hot_.compare_exchange_strong(h, nullptr);
         else if (++streak_ % kDetachAfter == 0)
             detach_hot(h);  // again every kDetachAfter rounds: a send may have put it back
@@ -310,13 +310,25 @@ void Engine::InlineWake::on_events(std::uint32_t) noexcept {
     // DAT_TCP_SPIN_US first. The next request of a one-sided exchange (an RDMA read at a
     // passive target whose application waits for something else) comes within that time
     // and is answered without a wake-up. (A wait may end up to that much late, never early.)
+    // It reads the busy connection's socket directly in most rounds, as the thread's spin.
     if (inline_active_ && policy_.spin_us > 0) {
         using Clock = std::chrono::steady_clock;
         const auto until =
             Clock::now() + std::chrono::microseconds(std::min(policy_.spin_us, timeout_us));
         for (unsigned i = 1;; ++i) {
-            n = sys::epoll_wait(epfd_, events, kBatch, 0);
-            if (n != 0 || (i % 16 == 0 && Clock::now() >= until)) break;
+            // hot_rounds_ goes on across calls, as in poll_inline and spin.
+            if (++hot_rounds_ % kHotEvery != 0 && hot_.load(std::memory_order_relaxed) != nullptr) {
+                // Something happened (maybe an event for this consumer, posted on its own
+                // thread, which wakes nobody): the caller looks, as after a dispatch.
+                if (poll_hot_locked()) {  // inline_active_ stays set
+                    inline_polls_.fetch_add(1, std::memory_order_relaxed);
+                    return true;
+                }
+            } else {
+                n = sys::epoll_wait(epfd_, events, kBatch, 0);
+                if (n != 0) break;
+            }
+            if (i % 16 == 0 && Clock::now() >= until) break;
         }
     }
     if (n == 0) n = sys::epoll_wait(epfd_, events, kBatch, ms);
@@ -341,17 +353,28 @@ void Engine::wake_inline() noexcept {
     [[maybe_unused]] ssize_t n = sys::write(inline_wake_.fd, &one, sizeof one);
 }
 
-[[gnu::hot]] int Engine::spin(epoll_event *events, std::uint64_t polls_at_start,
-                              std::uint32_t us) noexcept {
+[[gnu::hot]] Engine::Found Engine::spin(epoll_event *events, std::uint64_t polls_at_start,
+                                        std::uint32_t us) noexcept {
     using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + std::chrono::microseconds(us);
     for (std::uint32_t i = 1;; ++i) {
-        int n = sys::epoll_wait(epfd_, events, kBatch, 0);
-        if (n != 0) return n;
-        if (stop_.load(std::memory_order_relaxed)) return 0;
+        // The busy connection straight from its socket, epoll every kHotEvery-th round (and
+        // whenever there is none), as a polling consumer does (poll_inline): a request that
+        // nobody on this side waits for (an RDMA read at a passive target) then costs its
+        // recv() alone, not an epoll_wait and a recv() (docs/benchmarks.md, "The passive
+        // side's busy connection").
+        // The count goes on across calls: a connection busy in every round must not keep
+        // the epoll round from ever coming (each busy round ends this call).
+        if (++spin_rounds_ % kHotEvery != 0 && hot_.load(std::memory_order_relaxed) != nullptr) {
+            if (hot_round()) return {0, true};
+        } else {
+            int n = sys::epoll_wait(epfd_, events, kBatch, 0);
+            if (n != 0) return {n, false};
+        }
+        if (stop_.load(std::memory_order_relaxed)) return {};
         // A consumer polls now: leave the events to it (run() backs off).
-        if (inline_polls_.load(std::memory_order_relaxed) != polls_at_start) return 0;
-        if (i % 16 == 0 && Clock::now() >= deadline) return 0;
+        if (inline_polls_.load(std::memory_order_relaxed) != polls_at_start) return {};
+        if (i % 16 == 0 && Clock::now() >= deadline) return {};
         // Adaptive: the consumer this thread just woke may share our CPU; let it run first:
         // right after the events that woke it were dispatched (the first round), then every
         // kYieldEvery-th round. Not every round: a yield is a system call (1 us on a VM),
@@ -361,6 +384,21 @@ void Engine::wake_inline() noexcept {
         if (policy_.mode != ProgressPolicy::Mode::Busy && (i == 1 || i % kYieldEvery == 0))
             sched_yield();
     }
+}
+
+[[gnu::hot]] bool Engine::hot_round() noexcept {
+    std::unique_lock dlk(dispatch_mu_, std::try_to_lock);
+    return dlk.owns_lock() && poll_hot_locked();
+}
+
+[[gnu::hot]] bool Engine::poll_hot_locked() noexcept {
+    // hot_ is read under dispatch_mu_, as in poll_inline: a retired object it may still
+    // name is freed only under that lock, after hot_ is cleared (run()).
+    Pollable *h = hot_.load(std::memory_order_acquire);
+    if (h == nullptr) return false;
+    const Pollable::HotRound r = h->poll_hot(false);
+    if (r == Pollable::HotRound::Gone) hot_.compare_exchange_strong(h, nullptr);
+    return r != Pollable::HotRound::Quiet;
 }
 
 [[gnu::hot]] void Engine::run() noexcept {
@@ -444,20 +482,22 @@ void Engine::wake_inline() noexcept {
         // Nobody polls now (or we would have backed off): the polled connection's socket
         // goes back into the set before we look (detach_hot pairs with in_epoll_).
         reattach_detached();
-        int n = 0;
+        Found found;
         if (busy)  // never sleeps; returns now and then for ticks and shutdown
-            n = spin(events, polls, kTickMs * 1000u);
+            found = spin(events, polls, kTickMs * 1000u);
         else if (active && policy_.spin_us > 0)
-            n = spin(events, polls, policy_.spin_us);
+            found = spin(events, polls, policy_.spin_us);
+        int n = found.events;
         // Sleep only if the spin ended quietly and no consumer has started polling.
-        if (n == 0 && !busy && inline_polls_.load(std::memory_order_relaxed) == polls) {
+        if (n == 0 && !found.hot && !busy &&
+            inline_polls_.load(std::memory_order_relaxed) == polls) {
             // Going to sleep in epoll_wait: a hand-back from before is served by it. (Cleared
             // only here: a hand-back must survive a round that ends in a back-off, or the
             // sleeping consumer's next arrival waits out the back-off.)
             handed_back_.store(false);
             n = sys::epoll_wait(epfd_, events, kBatch, ticking ? kTickMs : -1);
         }
-        active = n > 0;
+        active = n > 0 || found.hot;
         if (n < 0 && errno != EINTR) {
             in_epoll_.store(false);
             DAPL_TRC(trace::kError, "engine", "epoll_wait failed: errno %d", errno);

@@ -10,7 +10,9 @@
 // Adaptive progress (see ProgressPolicy): after activity the thread keeps looking with
 // epoll_wait(timeout 0) for a bounded time before it sleeps, so a message that follows
 // soon after the last one (the next request of a ping-pong, the next RDMA read at a
-// passive target) is found without a wake-up.
+// passive target) is found without a wake-up. While it polls, it reads the busy
+// connection's socket directly in most rounds (spin, hot_round): a message then costs the
+// recv() that brings it, not an epoll_wait first.
 //
 // A consumer blocked in dat_evd_wait may own the progress instead (begin_inline_wait):
 // it sleeps in this engine's epoll_wait itself and dispatches what arrives on its own
@@ -49,11 +51,19 @@ class Pollable {
     virtual void on_events(std::uint32_t events) noexcept = 0;
     // Called about every 50 ms while the object asked for it (connect timeouts).
     virtual void on_tick(std::chrono::steady_clock::time_point) noexcept {}
-    // A polling consumer's hot socket (Engine::poll_inline): an object that can be read
-    // and written without asking epoll first says so, and poll_hot() does one round of
-    // both; false once it is no longer worth it (not connected).
+    // A busy connection's socket, read without asking epoll first (Engine::poll_inline,
+    // Engine::spin): an object that can be read and written that way says so, and
+    // poll_hot() does one round of both. Gone once it is no longer worth it (not
+    // connected, perhaps since this round); Busy if the round did anything (it may have
+    // posted events); Quiet if it found nothing to do, or, unless `may_wait`, found the
+    // object busy on another thread (the engine's own spinners never wait for an
+    // application's call while they hold the dispatch lock).
+    enum class HotRound { Gone, Quiet, Busy };
     virtual bool hot_capable() const noexcept { return false; }
-    virtual bool poll_hot() noexcept { return false; }
+    virtual HotRound poll_hot(bool may_wait) noexcept {
+        (void)may_wait;
+        return HotRound::Gone;
+    }
     // A hot object polled for long leaves the epoll set (Engine::poll_inline): leave_poll_set()
     // takes its socket out (true if it is out now), rejoin_poll_set() puts it back. Called with
     // the engine's dispatch lock held or from the progress thread, never on a freed object.
@@ -146,9 +156,18 @@ class Engine {
     void detach_hot(Pollable *h) noexcept;
     void reattach_detached() noexcept;
 
-    // Adaptive/busy: epoll_wait(0) until an event or the spin time is over. Returns the
-    // events found (0: the spin ended quietly, go to sleep).
-    int spin(epoll_event *events, std::uint64_t polls_at_start, std::uint32_t us) noexcept;
+    // Adaptive/busy: looks until something turns up or the spin time is over, at the busy
+    // connection's socket directly (hot_round) in most rounds and with epoll_wait(0) in the
+    // others. Found nothing: the spin ended quietly, go to sleep.
+    struct Found {
+        int events = 0;    // epoll's results, to dispatch
+        bool hot = false;  // a round on the busy connection did something (handled already)
+    };
+    Found spin(epoll_event *events, std::uint64_t polls_at_start, std::uint32_t us) noexcept;
+    // One round on hot_ (poll_hot) if the dispatch lock is free: true unless it was quiet
+    // (Busy, or Gone: the round may have ended the connection and posted its events).
+    bool hot_round() noexcept;
+    bool poll_hot_locked() noexcept;  // the same, dispatch_mu_ held
 
     const ProgressPolicy policy_;
     int epfd_ = -1;
@@ -159,8 +178,9 @@ class Engine {
     // while it moves, a consumer drives progress and the thread must not compete with it
     // for the same events. (A counter, not a timestamp: no clock read per poll.)
     std::atomic<std::uint64_t> inline_polls_{0};
-    // The object whose socket last had data for a dispatcher. A polling consumer reads it
-    // directly (poll_hot) and asks epoll only every kHotEvery-th round: a busy connection's
+    // The object whose socket last had data for a dispatcher. A polling consumer, and the
+    // progress thread while it spins, read it directly (poll_hot) and ask epoll only every
+    // kHotEvery-th round: a busy connection's
     // message then costs its recv() alone, as a busy-polled socket does, instead of an
     // epoll_wait and a recv(). Cleared by retire(); read and used under dispatch_mu_, which
     // keeps a retired object from being freed meanwhile.
@@ -168,7 +188,8 @@ class Engine {
     // wait_inline's last round dispatched events: its next one polls for spin_us before it
     // sleeps. The inline owner's, under dispatch_mu_.
     bool inline_active_ = false;
-    unsigned hot_rounds_ = 0;  // under dispatch_mu_
+    unsigned hot_rounds_ = 0;   // under dispatch_mu_ (poll_inline, wait_inline)
+    unsigned spin_rounds_ = 0;  // progress thread only (spin)
     // The object poll_inline has polled directly in a row, and how many rounds (under
     // dispatch_mu_); compared, never dereferenced.
     Pollable *streak_of_ = nullptr;

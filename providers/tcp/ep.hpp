@@ -88,8 +88,8 @@ class TcpEp final : public Pollable {
     void on_events(std::uint32_t events) noexcept override;
     void on_tick(std::chrono::steady_clock::time_point now) noexcept override;
     bool hot_capable() const noexcept override { return true; }
-    bool poll_hot() noexcept override;        // ep_cm.cpp
-    bool leave_poll_set() noexcept override;  // ep_cm.cpp
+    HotRound poll_hot(bool may_wait) noexcept override;  // ep_cm.cpp
+    bool leave_poll_set() noexcept override;             // ep_cm.cpp
     void rejoin_poll_set() noexcept override;
 
     // Consumer operations (ep->mu held).
@@ -237,6 +237,7 @@ class TcpEp final : public Pollable {
     SlotArray<DAT_LMR_TRIPLET> sq_iov_;  // kMaxIov per slot
     std::uint64_t sq_head_ = 0;          // oldest not yet completed
     std::uint64_t sq_tx_ = 0;            // next to transmit
+    std::uint64_t tx_sent_ = 0;          // bytes the socket took (poll_hot's "did anything")
     std::uint64_t sq_tail_ = 0;          // next free
     // Receive ring. An endpoint created with an SRQ has one slot: the receive it took from
     // the SRQ for the message now arriving (ep_srq.cpp).

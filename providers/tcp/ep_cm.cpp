@@ -35,18 +35,32 @@ namespace opendat::tcp {
     update_poll();
 }
 
-// A polling consumer's round on this connection without epoll (Engine::poll_inline): what
+// A round on this connection without epoll (Engine::poll_inline, Engine::spin): what
 // on_events does for EPOLLIN and EPOLLOUT, on a connected socket only (a connecting one
 // must wait for epoll to say its connect finished). recv() says EAGAIN when there is
-// nothing, and a transmit with nothing queued makes no system call.
-[[gnu::hot]] bool TcpEp::poll_hot() noexcept {
-    std::lock_guard lk(ep->mu);
-    if (dead_ || !fd_ || phase_ != Phase::Connected) return false;
-    if (!rx_.blocked) rx_progress();
+// nothing, and a transmit with nothing queued makes no system call. Busy if the round took
+// or sent bytes or completed a request: it may have posted an event, which a
+// consumer waiting in the engine (wait_inline) must go and look at, as after a dispatch.
+[[gnu::hot]] TcpEp::HotRound TcpEp::poll_hot(bool may_wait) noexcept {
+    std::unique_lock lk(ep->mu, std::defer_lock);
+    if (may_wait)
+        lk.lock();
+    else if (!lk.try_lock())
+        return HotRound::Quiet;  // the application is in a call on it: epoll sees to it
+    if (dead_ || !fd_ || phase_ != Phase::Connected) return HotRound::Gone;
+    const std::uint64_t head = sq_head_, tx = sq_tx_, ctrl = ctrl_head_, sent = tx_sent_;
+    bool took = false;
+    if (!rx_.blocked) {
+        rx_progress();
+        took = in_.took_bytes();
+    }
     if (fd_ && phase_ == Phase::Connected) tx_progress();
     if (fd_) reap();
     update_poll();
-    return fd_ && phase_ == Phase::Connected;
+    if (!fd_ || phase_ != Phase::Connected) return HotRound::Gone;
+    const bool moved =
+        took || tx_sent_ != sent || sq_head_ != head || sq_tx_ != tx || ctrl_head_ != ctrl;
+    return moved ? HotRound::Busy : HotRound::Quiet;
 }
 
 [[gnu::hot]] bool TcpEp::leave_poll_set() noexcept {

@@ -501,6 +501,7 @@ struct TcpEp::TxBatch {
         // order; each one complete is sent, a partial one becomes the frame under way.
         auto rest = static_cast<std::uint64_t>(sent);
         *budget = rest < *budget ? *budget - rest : 0;
+        tx_sent_ += rest;
         std::uint64_t take = rest < tx_frame_.left() ? rest : tx_frame_.left();
         tx_frame_.consume(static_cast<std::size_t>(take));
         rest -= take;

@@ -1,0 +1,296 @@
+// The progress engine's spin (providers/tcp/engine.hpp) on its own, over socketpairs: while
+// the progress thread polls after activity, it reads the busy connection's socket directly
+// in most rounds (Engine::hot_round) instead of asking epoll first, yet a message on another
+// socket of the set is still dispatched, and a connection that is gone is left alone. A
+// consumer that owns the progress in dat_evd_wait (Engine::wait_inline) spins the same way.
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tcp/engine.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using opendat::tcp::Engine;
+using opendat::tcp::Pollable;
+using opendat::tcp::ProgressPolicy;
+using Clock = std::chrono::steady_clock;
+
+// One end of a socketpair, registered with the engine; the test writes to the other end.
+// It counts the bytes it read and whether epoll (on_events) or a direct round (poll_hot)
+// brought them.
+class Conn final : public Pollable {
+  public:
+    Conn() {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0) {
+            fd = sv[0];
+            peer = sv[1];
+        }
+    }
+    ~Conn() override {
+        if (fd >= 0) close(fd);
+        if (peer >= 0) close(peer);
+    }
+    Conn(const Conn &) = delete;
+    Conn &operator=(const Conn &) = delete;
+
+    // Each path counts itself before `bytes` moves: ping() returns on `bytes`.
+    void on_events(std::uint32_t) noexcept override {
+        const int n = drain();
+        if (n > 0) by_epoll.fetch_add(1);
+        bytes.fetch_add(n);
+    }
+    bool hot_capable() const noexcept override { return true; }
+    HotRound poll_hot(bool) noexcept override {
+        hot_calls.fetch_add(1);
+        if (gone.load()) {
+            gone_at.store(Clock::now().time_since_epoch().count());
+            gone_answered.store(true);
+            return HotRound::Gone;
+        }
+        const int n = drain();
+        if (n > 0) by_hot.fetch_add(1);
+        bytes.fetch_add(n);
+        // always_busy: a transmit that goes on in every round (a huge answer).
+        return n > 0 || always_busy.load() ? HotRound::Busy : HotRound::Quiet;
+    }
+
+    // Sends one byte and waits until the engine has read it.
+    bool ping() {
+        const int before = bytes.load();
+        char c = 'x';
+        if (write(peer, &c, 1) != 1) return false;
+        const auto give_up = Clock::now() + 5s;
+        while (bytes.load() == before) {
+            if (Clock::now() > give_up) return false;
+            std::this_thread::yield();
+        }
+        return true;
+    }
+
+    int fd = -1, peer = -1;
+    std::atomic<int> bytes{0}, by_epoll{0}, by_hot{0}, hot_calls{0};
+    std::atomic<bool> gone{false}, always_busy{false};
+    std::atomic<bool> gone_answered{false};  // a round has said Gone
+    std::atomic<Clock::rep> gone_at{0};      // ... then
+
+  private:
+    int drain() noexcept {
+        char b[64];
+        int total = 0;
+        for (;;) {
+            ssize_t r = recv(fd, b, sizeof b, MSG_DONTWAIT);
+            if (r <= 0) break;
+            total += static_cast<int>(r);
+        }
+        return total;
+    }
+};
+
+// Adaptive progress that keeps polling for 200 ms after each message: long enough that
+// the thread never sleeps between the pings of a test.
+ProgressPolicy long_spin() {
+    ProgressPolicy p;
+    p.spin_us = 200000;
+    p.wait_in_epoll = false;
+    return p;
+}
+
+// begin_inline_wait gives up if the progress thread is slow to leave its epoll_wait (2 ms;
+// a loaded machine may take that long to run it): tries again for a while.
+bool own_progress(Engine &engine) {
+    const auto give_up = Clock::now() + 5s;
+    while (!engine.begin_inline_wait())
+        if (Clock::now() > give_up) return false;
+    return true;
+}
+
+// Waits until `flag` is set (5 s at most).
+bool wait_for(const std::atomic<bool> &flag) {
+    const auto give_up = Clock::now() + 5s;
+    while (!flag.load())
+        if (Clock::now() > give_up) return false;
+    return true;
+}
+
+TEST(EngineSpin, ReadsTheBusySocketItselfInMostRounds) {
+    Conn a;
+    ASSERT_GE(a.fd, 0);
+    Engine engine(long_spin());
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE(engine.add(a.fd, &a, EPOLLIN));
+    // The first message wakes the sleeping thread through epoll and makes `a` the busy
+    // connection; the rest come while the thread spins.
+    ASSERT_TRUE(a.ping());
+    EXPECT_EQ(a.by_epoll.load(), 1);
+    constexpr int kPings = 400;
+    for (int i = 0; i < kPings; ++i) ASSERT_TRUE(a.ping()) << "ping " << i;
+    // Three rounds in four read the socket directly; an epoll round in between may take a
+    // message too. Before, every message came through epoll (by_hot stayed 0).
+    EXPECT_GE(a.by_hot.load(), kPings / 4)
+        << "by epoll " << a.by_epoll.load() << ", directly " << a.by_hot.load();
+    EXPECT_EQ(a.by_epoll.load() + a.by_hot.load(), kPings + 1);
+    engine.remove_fd(a.fd);
+}
+
+TEST(EngineSpin, AnotherSocketIsServedWhileOneIsBusy) {
+    Conn busy, other;
+    ASSERT_GE(busy.fd, 0);
+    ASSERT_GE(other.fd, 0);
+    Engine engine(long_spin());
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE(engine.add(busy.fd, &busy, EPOLLIN));
+    ASSERT_TRUE(engine.add(other.fd, &other, EPOLLIN));
+    ASSERT_TRUE(busy.ping());
+    // The busy connection keeps sending; a lone message on the other socket must still be
+    // dispatched: epoll has every kHotEvery-th round.
+    std::atomic<bool> stop{false};
+    std::thread traffic([&] {
+        while (!stop.load() && busy.ping()) {
+        }
+    });
+    // Once the thread reads the busy socket directly, the other one gets its message.
+    const auto give_up = Clock::now() + 5s;
+    while (busy.by_hot.load() < 10 && Clock::now() < give_up) std::this_thread::sleep_for(1ms);
+    const int busy_direct = busy.by_hot.load();
+    const auto t0 = Clock::now();
+    const bool served = other.ping();
+    const auto waited = Clock::now() - t0;
+    stop.store(true);
+    traffic.join();
+    EXPECT_GE(busy_direct, 10);
+    EXPECT_TRUE(served);
+    EXPECT_EQ(other.by_epoll.load(), 1);
+    EXPECT_LT(waited, 1s);
+    engine.remove_fd(busy.fd);
+    engine.remove_fd(other.fd);
+}
+
+// A connection with work in every round (a long answer leaving a budget at a time) ends
+// each spin call with a busy round; the epoll round must still come every kHotEvery-th
+// round overall, or the rest of the set would wait for the whole answer.
+TEST(EngineSpin, AConnectionBusyInEveryRoundDoesNotStarveTheRest) {
+    Conn busy, other;
+    ASSERT_GE(busy.fd, 0);
+    ASSERT_GE(other.fd, 0);
+    Engine engine(long_spin());
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE(engine.add(busy.fd, &busy, EPOLLIN));
+    ASSERT_TRUE(engine.add(other.fd, &other, EPOLLIN));
+    ASSERT_TRUE(busy.ping());
+    busy.always_busy.store(true);
+    const int calls = busy.hot_calls.load();
+    const auto give_up = Clock::now() + 5s;
+    while (busy.hot_calls.load() < calls + 100 && Clock::now() < give_up)
+        std::this_thread::sleep_for(1ms);
+    ASSERT_GE(busy.hot_calls.load(), calls + 100) << "the thread does not poll the busy socket";
+    const auto t0 = Clock::now();
+    EXPECT_TRUE(other.ping());
+    EXPECT_LT(Clock::now() - t0, 1s);
+    EXPECT_EQ(other.by_epoll.load(), 1);
+    busy.always_busy.store(false);
+    engine.remove_fd(busy.fd);
+    engine.remove_fd(other.fd);
+}
+
+TEST(EngineSpin, AConnectionThatIsGoneIsNoLongerPolled) {
+    Conn a;
+    ASSERT_GE(a.fd, 0);
+    Engine engine(long_spin());
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE(engine.add(a.fd, &a, EPOLLIN));
+    ASSERT_TRUE(a.ping());
+    ASSERT_TRUE(a.ping());
+    // Gone (a TcpEp no longer connected): one more round at most, then never again while
+    // the thread keeps spinning on the rest of the set.
+    a.gone.store(true);
+    ASSERT_TRUE(wait_for(a.gone_answered));
+    const int calls = a.hot_calls.load();
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(a.hot_calls.load(), calls);
+    engine.remove_fd(a.fd);
+}
+
+TEST(EngineSpin, AnInlineWaitReadsTheBusySocketItselfToo) {
+    Conn a;
+    ASSERT_GE(a.fd, 0);
+    ProgressPolicy policy = long_spin();
+    policy.wait_in_epoll = true;
+    Engine engine(policy);
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE(engine.add(a.fd, &a, EPOLLIN));
+    // A consumer in dat_evd_wait: it owns the progress and sleeps in the engine's epoll_wait,
+    // then spins after each round that found something.
+    std::atomic<bool> owned{false}, stop{false};
+    std::thread waiter([&] {
+        if (!own_progress(engine)) return;
+        owned.store(true);
+        while (!stop.load()) engine.wait_inline(100000);
+        engine.end_inline_wait();
+    });
+    wait_for(owned);
+    constexpr int kPings = 400;
+    bool all = owned.load();
+    for (int i = 0; all && i < kPings + 1; ++i) all = a.ping();
+    stop.store(true);
+    engine.wake_inline();
+    waiter.join();
+    ASSERT_TRUE(owned.load()) << "the consumer never owned the progress";
+    ASSERT_TRUE(all);
+    EXPECT_GE(a.by_hot.load(), kPings / 4)
+        << "by epoll " << a.by_epoll.load() << ", directly " << a.by_hot.load();
+    engine.remove_fd(a.fd);
+}
+
+// The busy connection ends in a round of an inline wait's spin (a TcpEp torn down there
+// has posted its events on this very thread, which wakes nobody): the wait returns at once
+// so that its caller looks, instead of spinning on and then sleeping out its timeout.
+TEST(EngineSpin, AnInlineWaitReturnsWhenTheBusyConnectionEnds) {
+    Conn a;
+    ASSERT_GE(a.fd, 0);
+    ProgressPolicy policy = long_spin();
+    policy.wait_in_epoll = true;
+    Engine engine(policy);
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE(engine.add(a.fd, &a, EPOLLIN));
+    std::atomic<bool> owned{false}, stop{false};
+    std::atomic<Clock::rep> last_return{0};
+    std::thread waiter([&] {
+        if (!own_progress(engine)) return;
+        owned.store(true);
+        while (!stop.load()) {
+            engine.wait_inline(3000000);
+            last_return.store(Clock::now().time_since_epoch().count());
+        }
+        engine.end_inline_wait();
+    });
+    ASSERT_TRUE(wait_for(owned)) << "the consumer never owned the progress";
+    bool all = true;
+    for (int i = 0; all && i < 20; ++i) all = a.ping();
+    // Now spinning on `a` (the last ping's round was busy); `a` ends. The wait that saw it
+    // must return then, not after its spin and its 3 s sleep.
+    a.gone.store(true);
+    const bool answered = wait_for(a.gone_answered);
+    const auto give_up = Clock::now() + 5s;
+    while (last_return.load() < a.gone_at.load() && Clock::now() < give_up)
+        std::this_thread::sleep_for(1ms);
+    const Clock::duration waited{last_return.load() - a.gone_at.load()};
+    stop.store(true);
+    engine.wake_inline();
+    waiter.join();
+    ASSERT_TRUE(all);
+    ASSERT_TRUE(answered) << "the busy connection was not polled";
+    EXPECT_GE(waited.count(), 0);
+    EXPECT_LT(waited, 500ms) << "the wait went on after the connection ended";
+    engine.remove_fd(a.fd);
+}
+
+}  // namespace
