@@ -121,7 +121,13 @@ class TcpEp final : public Pollable {
     enum class Step { Continue, Stop, Failed };
 
     // Transmit side (ep_tx.cpp).
-    void tx_progress() noexcept;
+    // `*budget`: what is left to send in this call into the endpoint (kTxBudget for a
+    // fresh one); an event handler shares one between its receive and transmit sides.
+    void tx_progress(std::uint64_t *budget) noexcept;
+    void tx_progress() noexcept {
+        std::uint64_t budget = kTxBudget;
+        tx_progress(&budget);
+    }
     bool send_queued(std::uint64_t *budget) noexcept;
     bool next_frame(bool traced = false) noexcept;
     void frame_sent() noexcept;
@@ -149,7 +155,11 @@ class TcpEp final : public Pollable {
     bool fence_holds_at(std::uint64_t req) const noexcept;  // before request `req` goes
 
     // Receive side (ep_rx.cpp): a round, then what it queued to answer is sent.
-    void rx_progress() noexcept;
+    void rx_progress(std::uint64_t *tx_budget) noexcept;  // its answers leave within it
+    void rx_progress() noexcept {
+        std::uint64_t budget = kTxBudget;
+        rx_progress(&budget);
+    }
     void rx_round() noexcept;
     // Ends the connection from the receive side: the round's answers go out first.
     void rx_teardown(DAT_EVENT_NUMBER event) noexcept;

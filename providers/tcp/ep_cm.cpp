@@ -21,15 +21,17 @@ namespace opendat::tcp {
     if (phase_ == Phase::Connecting) {
         if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) finish_connect();
     } else {
+        // One transmit budget for the answers the receive side sends and the rest.
+        std::uint64_t tx_budget = kTxBudget;
         if (events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) {
             if (rx_.blocked && (events & (EPOLLERR | EPOLLHUP))) {
                 // Waiting for a receive buffer, but the connection is already gone.
                 teardown(DAT_CONNECTION_EVENT_BROKEN, true);
             } else {
-                rx_progress();
+                rx_progress(&tx_budget);
             }
         }
-        if (fd_ && (events & EPOLLOUT)) tx_progress();
+        if (fd_ && (events & EPOLLOUT)) tx_progress(&tx_budget);
     }
     if (fd_) reap();
     update_poll();
@@ -49,12 +51,13 @@ namespace opendat::tcp {
         return HotRound::Quiet;  // the application is in a call on it: epoll sees to it
     if (dead_ || !fd_ || phase_ != Phase::Connected) return HotRound::Gone;
     const std::uint64_t head = sq_head_, tx = sq_tx_, ctrl = ctrl_head_, sent = tx_sent_;
+    std::uint64_t tx_budget = kTxBudget;  // shared, as in on_events
     bool took = false;
     if (!rx_.blocked) {
-        rx_progress();
+        rx_progress(&tx_budget);
         took = in_.took_bytes();
     }
-    if (fd_ && phase_ == Phase::Connected) tx_progress();
+    if (fd_ && phase_ == Phase::Connected) tx_progress(&tx_budget);
     if (fd_) reap();
     update_poll();
     if (!fd_ || phase_ != Phase::Connected) return HotRound::Gone;

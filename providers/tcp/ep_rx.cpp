@@ -26,11 +26,11 @@ constexpr std::uint64_t kRxBudget = 8u << 20;
 // as few sendmsg calls as a transmit batch allows, not one each (tx_progress, which may
 // resume a round the full control ring stopped). A round ends as soon as a read comes
 // back short, so a lone request is answered without an extra system call.
-[[gnu::hot]] void TcpEp::rx_progress() noexcept {
+[[gnu::hot]] void TcpEp::rx_progress(std::uint64_t *tx_budget) noexcept {
     if (!fd_) return;
     in_.begin_round(fd_.get(), kRxBudget);
     rx_round();
-    if (fd_ && ctrl_head_ != ctrl_tail_) tx_progress();
+    if (fd_ && ctrl_head_ != ctrl_tail_) tx_progress(tx_budget);
 }
 
 // The frame state machine. The buffered socket hands out the stream's bytes; each state

@@ -427,13 +427,12 @@ struct TcpEp::TxBatch {
 // socket did not take (EPOLLOUT comes back for them), or blocked for a reason a send
 // cannot remove (no receive posted: post_recv resumes it), or with the transmit budget
 // spent (EPOLLOUT, or the poller's next round, brings the rest).
-[[gnu::hot]] void TcpEp::tx_progress() noexcept {
-    std::uint64_t budget = kTxBudget;
-    bool room = send_queued(&budget);
+[[gnu::hot]] void TcpEp::tx_progress(std::uint64_t *budget) noexcept {
+    bool room = send_queued(budget);
     while (room && rx_.blocked && !ctrl_full()) {
         rx_.blocked = false;
         rx_round();
-        room = fd_ && ctrl_head_ != ctrl_tail_ && send_queued(&budget);
+        room = fd_ && ctrl_head_ != ctrl_tail_ && send_queued(budget);
     }
 }
 
