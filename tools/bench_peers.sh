@@ -36,6 +36,9 @@ done
 conf=$build/conf/dat.conf
 datbench=$build/tools/datbench/datbench
 [[ -x $datbench && -f $conf ]] || { echo "bench_peers: build first ($datbench, $conf)"; exit 1; }
+if [[ -n $csvdir ]]; then  # made here: a missing one lost every round's CSV, one cp error each
+    mkdir -p "$csvdir" || { echo "bench_peers: cannot create $csvdir"; exit 1; }
+fi
 export DAT_OVERRIDE=$conf
 nice_=""
 nice -n -15 true 2>/dev/null && nice_="nice -n -15"
