@@ -373,6 +373,30 @@ FrameHeader read_request(const Target &t, std::uint32_t seq, std::uint64_t offse
     return ::testing::AssertionSuccess();
 }
 
+// Two connections to the child, both accepted from one PSP whose qualifier goes to the
+// parent: A on s.ep, then B on a second EP of the same PZ and EVDs (*ep_b).
+bool accept_two(Channel &ch, Node &s, DAT_EP_HANDLE *ep_b) {
+    if (s.open() != DAT_SUCCESS || s.make_ep() != DAT_SUCCESS) return false;
+    if (dat_ep_create(s.ia, s.pz, s.recv_evd, s.req_evd, s.conn_evd, nullptr, ep_b) != DAT_SUCCESS)
+        return false;
+    DAT_CONN_QUAL qual;
+    if (s.listen(&qual) != DAT_SUCCESS || !ch.send(qual) || s.accept_one() != DAT_SUCCESS)
+        return false;
+    DAT_EVENT ev;
+    if (s.next(s.cr_evd, &ev) != DAT_SUCCESS) return false;
+    return dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, *ep_b, 0, nullptr) ==
+           DAT_SUCCESS;
+}
+
+// The parent's side of accept_two: raw connections A, then B.
+bool connect_two(Channel &ch, int *a, int *b) {
+    DAT_CONN_QUAL qual = 0;
+    if (!ch.recv(&qual)) return false;
+    *a = attacker_connect(qual);
+    *b = *a >= 0 ? attacker_connect(qual) : -1;
+    return *b >= 0;
+}
+
 }  // namespace
 
 // A flood of RDMA read requests from a peer that does not read the answers at first: the
@@ -436,18 +460,10 @@ TEST(Attack, BigReadAnswersLeaveRoomForAnotherConnection) {
         Region r;
         CHILD_CHECK(r.map(kLen, 0));
         for (std::size_t i = 0; i < kLen; ++i) r.p[i] = exposed_byte(i);
-        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
         DAT_EP_HANDLE ep_b;
-        CHILD_CHECK(dat_ep_create(s.ia, s.pz, s.recv_evd, s.req_evd, s.conn_evd, nullptr, &ep_b) ==
-                    DAT_SUCCESS);
-        Target t;
-        CHILD_CHECK(s.listen(&t.qual) == DAT_SUCCESS && ch.send(t.qual));
-        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);  // the flood's connection
-        DAT_EVENT ev;
-        CHILD_CHECK(s.next(s.cr_evd, &ev) == DAT_SUCCESS);
-        CHILD_CHECK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, ep_b, 0,
-                                  nullptr) == DAT_SUCCESS);  // the small reads'
+        CHILD_CHECK(accept_two(ch, s, &ep_b));  // A: the flood's, B: the small reads'
         CHILD_CHECK(r.reg(s) == DAT_SUCCESS);
+        Target t;
         t.addr = reinterpret_cast<std::uintptr_t>(r.p);
         t.rkey = r.rmr_ctx;
         CHILD_CHECK(ch.send(t));
@@ -456,12 +472,8 @@ TEST(Attack, BigReadAnswersLeaveRoomForAnotherConnection) {
         return 0;
     });
     ch.parent_side();
-    DAT_CONN_QUAL qual = 0;
-    ASSERT_TRUE(ch.recv(&qual));
-    int flood = attacker_connect(qual);
-    ASSERT_GE(flood, 0);
-    int small = attacker_connect(qual);
-    ASSERT_GE(small, 0);
+    int flood = -1, small = -1;
+    ASSERT_TRUE(connect_two(ch, &flood, &small));
     Target t;
     ASSERT_TRUE(ch.recv(&t));
     // The flood: requested at once, taken as fast as it comes (not compared: a slow reader
@@ -1134,17 +1146,8 @@ TEST(Attack, WindowAnswersOnlyOnItsEndpoint) {
         Node s;
         Region r;
         CHILD_CHECK(r.map(kLen, 0xC3));
-        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
         DAT_EP_HANDLE ep_b;
-        CHILD_CHECK(dat_ep_create(s.ia, s.pz, s.recv_evd, s.req_evd, s.conn_evd, nullptr, &ep_b) ==
-                    DAT_SUCCESS);
-        DAT_CONN_QUAL qual;
-        CHILD_CHECK(s.listen(&qual) == DAT_SUCCESS && ch.send(qual));
-        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);  // connection A on s.ep
-        DAT_EVENT ev;
-        CHILD_CHECK(s.next(s.cr_evd, &ev) == DAT_SUCCESS);
-        CHILD_CHECK(dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle, ep_b, 0,
-                                  nullptr) == DAT_SUCCESS);  // connection B
+        CHILD_CHECK(accept_two(ch, s, &ep_b));  // connection A on s.ep, B on ep_b
         Exposed x;
         x.region = r;
         CHILD_CHECK(x.expose(s, Revoke::Unbind, DAT_MEM_PRIV_REMOTE_WRITE_FLAG));  // via A
@@ -1162,12 +1165,8 @@ TEST(Attack, WindowAnswersOnlyOnItsEndpoint) {
         return 0;
     });
     ch.parent_side();
-    DAT_CONN_QUAL qual = 0;
-    ASSERT_TRUE(ch.recv(&qual));
-    int a = attacker_connect(qual);
-    ASSERT_GE(a, 0);
-    int b = attacker_connect(qual);
-    ASSERT_GE(b, 0);
+    int a = -1, b = -1;
+    ASSERT_TRUE(connect_two(ch, &a, &b));
     Target t;
     ASSERT_TRUE(ch.recv(&t));
     std::vector<unsigned char> payload(kLen / 2, 0xAA);

@@ -110,6 +110,30 @@ ProgressPolicy long_spin() {
     return p;
 }
 
+// One connection in an engine of the given policy (destroyed before the connection).
+struct OneConn {
+    explicit OneConn(const ProgressPolicy &p) : engine(p) {}
+    Conn a;
+    Engine engine;
+    bool ready() { return a.fd >= 0 && engine.ok() && engine.add(a.fd, &a, EPOLLIN); }
+    ~OneConn() { engine.remove_fd(a.fd); }
+};
+
+// Two connections in one engine that spins for long: `busy`, which the test makes the busy
+// one, and `other`.
+struct TwoConns {
+    Conn busy, other;
+    Engine engine{long_spin()};
+    bool ready() {
+        return busy.fd >= 0 && other.fd >= 0 && engine.ok() &&
+               engine.add(busy.fd, &busy, EPOLLIN) && engine.add(other.fd, &other, EPOLLIN);
+    }
+    ~TwoConns() {
+        engine.remove_fd(busy.fd);
+        engine.remove_fd(other.fd);
+    }
+};
+
 // begin_inline_wait gives up if the progress thread is slow to leave its epoll_wait (2 ms;
 // a loaded machine may take that long to run it): tries again for a while.
 bool own_progress(Engine &engine) {
@@ -127,12 +151,50 @@ bool wait_for(const std::atomic<bool> &flag) {
     return true;
 }
 
+// A consumer in dat_evd_wait, on its own thread: it owns the progress and calls
+// wait_inline(timeout_us) in a loop (it sleeps in the engine's epoll_wait, and spins after
+// each round that found something), noting when each call returned, until destroyed.
+class InlineWaiter {
+  public:
+    InlineWaiter(Engine &engine, std::uint32_t timeout_us) : engine_(engine) {
+        thread_ = std::thread([this, timeout_us] {
+            if (!own_progress(engine_)) return;
+            owned.store(true);
+            while (!stop_.load()) {
+                engine_.wait_inline(timeout_us);
+                last_return.store(Clock::now().time_since_epoch().count());
+            }
+            engine_.end_inline_wait();
+        });
+    }
+    ~InlineWaiter() {
+        stop_.store(true);
+        engine_.wake_inline();
+        thread_.join();
+    }
+    InlineWaiter(const InlineWaiter &) = delete;
+    InlineWaiter &operator=(const InlineWaiter &) = delete;
+
+    std::atomic<bool> owned{false};
+    std::atomic<Clock::rep> last_return{0};
+
+  private:
+    Engine &engine_;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+// The policy of an engine whose consumers may own the progress (inline waits).
+ProgressPolicy inline_policy() {
+    ProgressPolicy p = long_spin();
+    p.wait_in_epoll = true;
+    return p;
+}
+
 TEST(EngineSpin, ReadsTheBusySocketItselfInMostRounds) {
-    Conn a;
-    ASSERT_GE(a.fd, 0);
-    Engine engine(long_spin());
-    ASSERT_TRUE(engine.ok());
-    ASSERT_TRUE(engine.add(a.fd, &a, EPOLLIN));
+    OneConn t(long_spin());
+    ASSERT_TRUE(t.ready());
+    Conn &a = t.a;
     // The first message wakes the sleeping thread through epoll and makes `a` the busy
     // connection; the rest come while the thread spins.
     ASSERT_TRUE(a.ping());
@@ -144,17 +206,12 @@ TEST(EngineSpin, ReadsTheBusySocketItselfInMostRounds) {
     EXPECT_GE(a.by_hot.load(), kPings / 4)
         << "by epoll " << a.by_epoll.load() << ", directly " << a.by_hot.load();
     EXPECT_EQ(a.by_epoll.load() + a.by_hot.load(), kPings + 1);
-    engine.remove_fd(a.fd);
 }
 
 TEST(EngineSpin, AnotherSocketIsServedWhileOneIsBusy) {
-    Conn busy, other;
-    ASSERT_GE(busy.fd, 0);
-    ASSERT_GE(other.fd, 0);
-    Engine engine(long_spin());
-    ASSERT_TRUE(engine.ok());
-    ASSERT_TRUE(engine.add(busy.fd, &busy, EPOLLIN));
-    ASSERT_TRUE(engine.add(other.fd, &other, EPOLLIN));
+    TwoConns t;
+    ASSERT_TRUE(t.ready());
+    Conn &busy = t.busy, &other = t.other;
     ASSERT_TRUE(busy.ping());
     // The busy connection keeps sending; a lone message on the other socket must still be
     // dispatched: epoll has every kHotEvery-th round.
@@ -176,21 +233,15 @@ TEST(EngineSpin, AnotherSocketIsServedWhileOneIsBusy) {
     EXPECT_TRUE(served);
     EXPECT_EQ(other.by_epoll.load(), 1);
     EXPECT_LT(waited, 1s);
-    engine.remove_fd(busy.fd);
-    engine.remove_fd(other.fd);
 }
 
 // A connection with work in every round (a long answer leaving a budget at a time) ends
 // each spin call with a busy round; the epoll round must still come every kHotEvery-th
 // round overall, or the rest of the set would wait for the whole answer.
 TEST(EngineSpin, AConnectionBusyInEveryRoundDoesNotStarveTheRest) {
-    Conn busy, other;
-    ASSERT_GE(busy.fd, 0);
-    ASSERT_GE(other.fd, 0);
-    Engine engine(long_spin());
-    ASSERT_TRUE(engine.ok());
-    ASSERT_TRUE(engine.add(busy.fd, &busy, EPOLLIN));
-    ASSERT_TRUE(engine.add(other.fd, &other, EPOLLIN));
+    TwoConns t;
+    ASSERT_TRUE(t.ready());
+    Conn &busy = t.busy, &other = t.other;
     // Busy from now on; the ping makes it the busy connection again should the thread
     // have stopped spinning meanwhile (a loaded machine).
     busy.always_busy.store(true);
@@ -205,16 +256,12 @@ TEST(EngineSpin, AConnectionBusyInEveryRoundDoesNotStarveTheRest) {
     EXPECT_LT(Clock::now() - t0, 1s);
     EXPECT_EQ(other.by_epoll.load(), 1);
     busy.always_busy.store(false);
-    engine.remove_fd(busy.fd);
-    engine.remove_fd(other.fd);
 }
 
 TEST(EngineSpin, AConnectionThatIsGoneIsNoLongerPolled) {
-    Conn a;
-    ASSERT_GE(a.fd, 0);
-    Engine engine(long_spin());
-    ASSERT_TRUE(engine.ok());
-    ASSERT_TRUE(engine.add(a.fd, &a, EPOLLIN));
+    OneConn t(long_spin());
+    ASSERT_TRUE(t.ready());
+    Conn &a = t.a;
     ASSERT_TRUE(a.ping());
     // Gone (a TcpEp no longer connected). The ping's byte, which a Gone round leaves, comes
     // through epoll and makes `a` the busy connection once more (also should the thread
@@ -232,82 +279,53 @@ TEST(EngineSpin, AConnectionThatIsGoneIsNoLongerPolled) {
         rested = a.hot_calls.load() == calls;
     }
     EXPECT_TRUE(rested) << "still polled: " << a.hot_calls.load() << " rounds";
-    engine.remove_fd(a.fd);
 }
 
 TEST(EngineSpin, AnInlineWaitReadsTheBusySocketItselfToo) {
-    Conn a;
-    ASSERT_GE(a.fd, 0);
-    ProgressPolicy policy = long_spin();
-    policy.wait_in_epoll = true;
-    Engine engine(policy);
-    ASSERT_TRUE(engine.ok());
-    ASSERT_TRUE(engine.add(a.fd, &a, EPOLLIN));
-    // A consumer in dat_evd_wait: it owns the progress and sleeps in the engine's epoll_wait,
-    // then spins after each round that found something.
-    std::atomic<bool> owned{false}, stop{false};
-    std::thread waiter([&] {
-        if (!own_progress(engine)) return;
-        owned.store(true);
-        while (!stop.load()) engine.wait_inline(100000);
-        engine.end_inline_wait();
-    });
-    wait_for(owned);
+    OneConn t(inline_policy());
+    ASSERT_TRUE(t.ready());
+    Conn &a = t.a;
+    Engine &engine = t.engine;
     constexpr int kPings = 400;
-    bool all = owned.load();
-    for (int i = 0; all && i < kPings + 1; ++i) all = a.ping();
-    stop.store(true);
-    engine.wake_inline();
-    waiter.join();
-    ASSERT_TRUE(owned.load()) << "the consumer never owned the progress";
+    bool all = true;
+    {
+        InlineWaiter waiter(engine, 100000);
+        ASSERT_TRUE(wait_for(waiter.owned)) << "the consumer never owned the progress";
+        for (int i = 0; all && i < kPings + 1; ++i) all = a.ping();
+    }
     ASSERT_TRUE(all);
     EXPECT_GE(a.by_hot.load(), kPings / 4)
         << "by epoll " << a.by_epoll.load() << ", directly " << a.by_hot.load();
-    engine.remove_fd(a.fd);
 }
 
 // The busy connection ends in a round of an inline wait's spin (a TcpEp torn down there
 // has posted its events on this very thread, which wakes nobody): the wait returns at once
 // so that its caller looks, instead of spinning on and then sleeping out its timeout.
 TEST(EngineSpin, AnInlineWaitReturnsWhenTheBusyConnectionEnds) {
-    Conn a;
-    ASSERT_GE(a.fd, 0);
-    ProgressPolicy policy = long_spin();
-    policy.wait_in_epoll = true;
-    Engine engine(policy);
-    ASSERT_TRUE(engine.ok());
-    ASSERT_TRUE(engine.add(a.fd, &a, EPOLLIN));
-    std::atomic<bool> owned{false}, stop{false};
-    std::atomic<Clock::rep> last_return{0};
-    std::thread waiter([&] {
-        if (!own_progress(engine)) return;
-        owned.store(true);
-        while (!stop.load()) {
-            engine.wait_inline(3000000);
-            last_return.store(Clock::now().time_since_epoch().count());
-        }
-        engine.end_inline_wait();
-    });
-    ASSERT_TRUE(wait_for(owned)) << "the consumer never owned the progress";
-    bool all = true;
-    for (int i = 0; all && i < 20; ++i) all = a.ping();
-    // Now spinning on `a` (the last ping's round was busy); `a` ends. The wait that saw it
-    // must return then, not after its spin and its 3 s sleep.
-    a.gone.store(true);
-    a.nudge();  // brings a wait whose spin ended (a loaded machine) back to the spin
-    const bool answered = wait_for(a.gone_answered);
-    const auto give_up = Clock::now() + 5s;
-    while (last_return.load() < a.gone_at.load() && Clock::now() < give_up)
-        std::this_thread::sleep_for(1ms);
-    const Clock::duration waited{last_return.load() - a.gone_at.load()};
-    stop.store(true);
-    engine.wake_inline();
-    waiter.join();
+    OneConn t(inline_policy());
+    ASSERT_TRUE(t.ready());
+    Conn &a = t.a;
+    Engine &engine = t.engine;
+    bool all = true, answered = false;
+    Clock::duration waited{};
+    {
+        InlineWaiter waiter(engine, 3000000);
+        ASSERT_TRUE(wait_for(waiter.owned)) << "the consumer never owned the progress";
+        for (int i = 0; all && i < 20; ++i) all = a.ping();
+        // Now spinning on `a` (the last ping's round was busy); `a` ends. The wait that saw
+        // it must return then, not after its spin and its 3 s sleep.
+        a.gone.store(true);
+        a.nudge();  // brings a wait whose spin ended (a loaded machine) back to the spin
+        answered = wait_for(a.gone_answered);
+        const auto give_up = Clock::now() + 5s;
+        while (waiter.last_return.load() < a.gone_at.load() && Clock::now() < give_up)
+            std::this_thread::sleep_for(1ms);
+        waited = Clock::duration{waiter.last_return.load() - a.gone_at.load()};
+    }
     ASSERT_TRUE(all);
     ASSERT_TRUE(answered) << "the busy connection was not polled";
     EXPECT_GE(waited.count(), 0);
     EXPECT_LT(waited, 500ms) << "the wait went on after the connection ended";
-    engine.remove_fd(a.fd);
 }
 
 }  // namespace
