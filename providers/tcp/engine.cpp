@@ -316,8 +316,7 @@ void Engine::InlineWake::on_events(std::uint32_t) noexcept {
         const auto until =
             Clock::now() + std::chrono::microseconds(std::min(policy_.spin_us, timeout_us));
         for (unsigned i = 1;; ++i) {
-            // hot_rounds_ goes on across calls, as in poll_inline and spin.
-            if (++hot_rounds_ % kHotEvery != 0 && hot_.load(std::memory_order_relaxed) != nullptr) {
+            if (hot_turn(&hot_rounds_)) {
                 // Something happened (maybe an event for this consumer, posted on its own
                 // thread, which wakes nobody): the caller looks, as after a dispatch.
                 if (poll_hot_locked()) {  // inline_active_ stays set
@@ -358,14 +357,11 @@ void Engine::wake_inline() noexcept {
     using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + std::chrono::microseconds(us);
     for (std::uint32_t i = 1;; ++i) {
-        // The busy connection straight from its socket, epoll every kHotEvery-th round (and
-        // whenever there is none), as a polling consumer does (poll_inline): a request that
-        // nobody on this side waits for (an RDMA read at a passive target) then costs its
-        // recv() alone, not an epoll_wait and a recv() (docs/benchmarks.md, "The passive
-        // side's busy connection").
-        // The count goes on across calls: a connection busy in every round must not keep
-        // the epoll round from ever coming (each busy round ends this call).
-        if (++spin_rounds_ % kHotEvery != 0 && hot_.load(std::memory_order_relaxed) != nullptr) {
+        // The busy connection straight from its socket, as a polling consumer does
+        // (poll_inline): a request that nobody on this side waits for (an RDMA read at a
+        // passive target) then costs its recv() alone, not an epoll_wait and a recv()
+        // (docs/benchmarks.md, "The passive side's busy connection").
+        if (hot_turn(&spin_rounds_)) {
             if (hot_round()) return {0, true};
         } else {
             int n = sys::epoll_wait(epfd_, events, kBatch, 0);
@@ -384,6 +380,12 @@ void Engine::wake_inline() noexcept {
         if (policy_.mode != ProgressPolicy::Mode::Busy && (i == 1 || i % kYieldEvery == 0))
             sched_yield();
     }
+}
+
+[[gnu::hot]] bool Engine::hot_turn(unsigned *rounds) const noexcept {
+    // The count goes on across calls: a connection busy in every round ends each call
+    // with that round, and must not keep the epoll round from ever coming.
+    return ++*rounds % kHotEvery != 0 && hot_.load(std::memory_order_relaxed) != nullptr;
 }
 
 [[gnu::hot]] bool Engine::hot_round() noexcept {

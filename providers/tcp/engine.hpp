@@ -60,10 +60,7 @@ class Pollable {
     // application's call while they hold the dispatch lock).
     enum class HotRound { Gone, Quiet, Busy };
     virtual bool hot_capable() const noexcept { return false; }
-    virtual HotRound poll_hot(bool may_wait) noexcept {
-        (void)may_wait;
-        return HotRound::Gone;
-    }
+    virtual HotRound poll_hot(bool /*may_wait*/) noexcept { return HotRound::Gone; }
     // A hot object polled for long leaves the epoll set (Engine::poll_inline): leave_poll_set()
     // takes its socket out (true if it is out now), rejoin_poll_set() puts it back. Called with
     // the engine's dispatch lock held or from the progress thread, never on a freed object.
@@ -164,6 +161,9 @@ class Engine {
         bool hot = false;  // a round on the busy connection did something (handled already)
     };
     Found spin(epoll_event *events, std::uint64_t polls_at_start, std::uint32_t us) noexcept;
+    // A spinner's choice for this round: the busy connection directly (most rounds), or
+    // epoll (every kHotEvery-th, counted in *rounds across calls, and when there is none).
+    bool hot_turn(unsigned *rounds) const noexcept;
     // One round on hot_ (poll_hot) if the dispatch lock is free: true unless it was quiet
     // (Busy, or Gone: the round may have ended the connection and posted its events).
     bool hot_round() noexcept;
