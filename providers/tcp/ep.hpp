@@ -237,6 +237,9 @@ class TcpEp final : public Pollable {
         armed_ = 0;
     }
     bool ticking_ = false;
+    // Turns between the engine's rounds and threads waiting for the endpoint's lock
+    // (util/ep_mutex.hpp); under the engine's dispatch lock, as on_events and poll_hot are.
+    util::EpTurns turns_;
     std::chrono::steady_clock::time_point deadline_{};     // connect timeout (max() = none)
     std::chrono::steady_clock::time_point retry_until_{};  // refused connects retried until then
     std::chrono::steady_clock::time_point next_attempt_{};
@@ -275,8 +278,12 @@ class TcpEp final : public Pollable {
     // Bytes one transmit call (tx_progress) sends before it lets go of the endpoint: a peer
     // that asks for huge RDMA reads and takes the answers at once would otherwise keep the
     // endpoint's lock (its application's every call) and the progress thread (every other
-    // connection of the IA) for the whole answer. As the receive side's budget (ep_rx.cpp).
-    static constexpr std::uint64_t kTxBudget = 8u << 20;
+    // connection of the IA) for the whole answer. About 1 MiB, a few hundred microseconds
+    // of copying: 8 MiB let a small read on another connection wait 19-36 ms of a 64 MiB
+    // answer stream, 1 MiB 2-5 ms, and large messages moved no slower (docs/benchmarks.md).
+    // The 4 KiB over it let a 1 MiB message leave with its header in one call: an exact
+    // 1 MiB left a header's worth of each to a second round, through epoll.
+    static constexpr std::uint64_t kTxBudget = (1u << 20) + 4096;
     std::chrono::steady_clock::time_point last_post_{};
     bool stamp_post_ = false;
     FrameHeader disc_hdr_{};

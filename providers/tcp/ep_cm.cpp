@@ -16,6 +16,9 @@
 namespace opendat::tcp {
 
 [[gnu::hot]] void TcpEp::on_events(std::uint32_t events) noexcept {
+    // A thread waits for the endpoint: its turn (util/ep_mutex.hpp). epoll is
+    // level-triggered, so these events come back in a later round.
+    if (turns_.yield(ep->mu)) return;
     std::lock_guard lk(ep->mu);
     if (dead_ || !fd_) return;
     if (phase_ == Phase::Connecting) {
@@ -47,8 +50,8 @@ namespace opendat::tcp {
     std::unique_lock lk(ep->mu, std::defer_lock);
     if (may_wait)
         lk.lock();
-    else if (!lk.try_lock())
-        return HotRound::Quiet;  // the application is in a call on it: epoll sees to it
+    else if (turns_.yield(ep->mu) || !lk.try_lock())
+        return HotRound::Quiet;  // the application is in a call on it, or waits for one
     if (dead_ || !fd_ || phase_ != Phase::Connected) return HotRound::Gone;
     const std::uint64_t head = sq_head_, tx = sq_tx_, ctrl = ctrl_head_, sent = tx_sent_;
     std::uint64_t tx_budget = kTxBudget;  // shared, as in on_events

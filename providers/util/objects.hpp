@@ -18,6 +18,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "util/ep_mutex.hpp"
 #include "util/evd.hpp"
 #include "util/memory.hpp"
 #include "util/object.hpp"
@@ -98,7 +99,7 @@ struct Ep : Header {
     DAT_NAMED_ATTR provider_attr[1]{};  // {"delayed_ack", "true"/"false"} exposed by ep_query
     std::atomic<bool> delayed_ack{false};
 
-    std::mutex mu;  // guards state, addresses and the connection-event buffer
+    EpMutex mu;  // guards state, addresses and the connection-event buffer (ep_mutex.hpp)
     DAT_EP_STATE state = DAT_EP_STATE_UNCONNECTED;
     sockaddr_storage remote_addr{};
     DAT_CONN_QUAL remote_qual = 0;

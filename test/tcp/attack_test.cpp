@@ -443,6 +443,63 @@ TEST(Attack, ReadRequestFloodIsAnsweredInFull) {
     EXPECT_EQ(reap(pid), 0);
 }
 
+// A peer's flood of big RDMA reads on one connection: every request sent at once, the
+// answers taken on a thread as fast as they come (checked for framing only: a slow reader
+// would leave the target's socket full, and a full socket ends a transmit call anyway).
+struct BigReadFlood {
+    static constexpr std::uint32_t kLen = 64u << 20;
+    static constexpr std::uint32_t kReads = 8;  // the default inbound read depth
+    std::atomic<bool> flowing{false}, over{false};
+    std::atomic<std::uint32_t> answered{0};
+    std::chrono::steady_clock::time_point first{}, last_byte{};
+    double longest_gap_ms = 0;  // between two arrivals of answer bytes
+    std::thread reader;
+
+    bool start(int fd, const Target &t) {
+        std::vector<FrameHeader> reqs(kReads);
+        for (std::uint32_t i = 0; i < kReads; ++i) reqs[i] = read_request(t, i, 0, kLen);
+        if (!attack::send_all(fd, reqs.data(), reqs.size() * sizeof(FrameHeader))) return false;
+        reader = std::thread([this, fd] { take_answers(fd); });
+        return true;
+    }
+    // Until the first answer's bytes arrive (or the flood ended without any).
+    void wait_flowing() const {
+        while (!flowing.load() && !over.load()) std::this_thread::yield();
+    }
+    // Joins the reader; the flood's duration from its first byte to its last.
+    double finish_ms() {
+        reader.join();
+        return std::chrono::duration<double, std::milli>(last_byte - first).count();
+    }
+
+  private:
+    void take_answers(int fd) {
+        std::vector<unsigned char> sink(1 << 20);
+        for (std::uint32_t i = 0; i < kReads; ++i) {
+            FrameHeader resp{};
+            if (!attack::recv_all(fd, &resp, sizeof resp) || resp.op != kReadResp ||
+                resp.seq != i || resp.length != kLen)
+                break;
+            std::size_t left = kLen;
+            while (left > 0) {
+                ssize_t k = recv(fd, sink.data(), std::min(left, sink.size()), 0);
+                if (k <= 0) break;
+                left -= static_cast<std::size_t>(k);
+                const auto now = std::chrono::steady_clock::now();
+                if (!flowing.load()) first = last_byte = now;
+                longest_gap_ms =
+                    std::max(longest_gap_ms,
+                             std::chrono::duration<double, std::milli>(now - last_byte).count());
+                last_byte = now;
+                flowing = true;
+            }
+            if (left != 0) break;
+            answered = i + 1;
+        }
+        over = true;
+    }
+};
+
 // A peer that asks for big RDMA reads on one connection and takes the answers as fast as
 // they come, while another connection of the same IA asks for small ones: the target's
 // transmit sends at most a budget of bytes per call (TcpEp::kTxBudget), so the progress
@@ -450,8 +507,190 @@ TEST(Attack, ReadRequestFloodIsAnsweredInFull) {
 // instead of after the whole flood. An RC adapter interleaves a long answer with its other
 // work the same way.
 TEST(Attack, BigReadAnswersLeaveRoomForAnotherConnection) {
+    constexpr std::uint32_t kSmall = 64;
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node s;
+        Region r;
+        CHILD_CHECK(r.map(BigReadFlood::kLen, 0));
+        for (std::size_t i = 0; i < BigReadFlood::kLen; ++i) r.p[i] = exposed_byte(i);
+        DAT_EP_HANDLE ep_b;
+        CHILD_CHECK(accept_two(ch, s, &ep_b));  // A: the flood's, B: the small reads'
+        CHILD_CHECK(r.reg(s) == DAT_SUCCESS);
+        Target t;
+        t.addr = reinterpret_cast<std::uintptr_t>(r.p);
+        t.rkey = r.rmr_ctx;
+        CHILD_CHECK(ch.send(t));
+        int done = 0;
+        CHILD_CHECK(ch.recv(&done, 60000));
+        return 0;
+    });
+    ch.parent_side();
+    int flood_fd = -1, small = -1;
+    ASSERT_TRUE(connect_two(ch, &flood_fd, &small));
+    Target t;
+    ASSERT_TRUE(ch.recv(&t));
+    BigReadFlood flood;
+    ASSERT_TRUE(flood.start(flood_fd, t));
+    // Small reads on the other connection, one at a time, while the flood flows.
+    flood.wait_flowing();
+    double longest_ms = 0;
+    std::uint32_t small_reads = 0;
+    std::vector<unsigned char> data;
+    ::testing::AssertionResult last = ::testing::AssertionSuccess();
+    for (std::uint32_t seq = 0; !flood.over.load(); ++seq) {
+        const auto t0 = std::chrono::steady_clock::now();
+        FrameHeader h = read_request(t, seq, seq * 8u, kSmall);
+        if (!attack::send_all(small, &h, sizeof h)) break;
+        if (!(last = read_answer(small, seq, seq * 8u, kSmall, &data))) break;
+        const std::chrono::duration<double, std::milli> took =
+            std::chrono::steady_clock::now() - t0;
+        if (!flood.over.load()) longest_ms = std::max(longest_ms, took.count());
+        ++small_reads;
+    }
+    const double flood_ms = flood.finish_ms();
+    ASSERT_TRUE(ch.send(1));
+    close(flood_fd);
+    close(small);
+    std::printf(
+        "[ big reads ] %u x %u MiB answered in %.0f ms; meanwhile %u small reads on "
+        "another connection, the longest %.2f ms\n",
+        flood.answered.load(), BigReadFlood::kLen >> 20, flood_ms, small_reads, longest_ms);
+    EXPECT_EQ(flood.answered.load(), BigReadFlood::kReads);
+    EXPECT_TRUE(last);
+    EXPECT_GT(small_reads, 0u);
+    // A budget is a fraction of a millisecond of sending, the whole flood hundreds (as a
+    // share of the flood: a machine that is slower for everything moves both). Without the
+    // budget a small read waited for half the flood or more, with 8 MiB 19-36 ms, with
+    // 1 MiB 2-6 ms of about 250.
+    EXPECT_LT(longest_ms, flood_ms / 10) << "the other connection waited for the flood";
+    EXPECT_EQ(reap(pid), 0);
+}
+
+// The same flood, while the target's application calls into the flooded endpoint now and
+// then (dat_ep_query takes the endpoint's lock, as every call on it does). Between two
+// budgets the progress thread lets go of the lock and, with nobody waiting, takes it back
+// at once; an application thread that waits for it gets it first (util::EpMutex). Before,
+// std::mutex let the progress thread win again and again: such a call waited 65-175 ms
+// of a 250 ms flood.
+TEST(Attack, BigReadAnswersLeaveTheEndpointToItsApplication) {
+    Channel ch;
+    int pid = spawn([&] {
+        return read_target_child(ch, BigReadFlood::kLen, [&](Node &s) {
+            int flowing = 0;
+            if (!ch.recv(&flowing, 60000)) return false;
+            double longest_ms = 0;
+            std::uint32_t calls = 0;
+            int over = 0;
+            while (!ch.recv(&over, 0)) {
+                DAT_EP_PARAM p;
+                const auto t0 = std::chrono::steady_clock::now();
+                if (dat_ep_query(s.ep, DAT_EP_FIELD_ALL, &p) != DAT_SUCCESS) return false;
+                const std::chrono::duration<double, std::milli> took =
+                    std::chrono::steady_clock::now() - t0;
+                longest_ms = std::max(longest_ms, took.count());
+                ++calls;
+                std::this_thread::sleep_for(200us);  // the application's other work
+            }
+            return ch.send(longest_ms) && ch.send(calls);
+        });
+    });
+    Target t;
+    int fd = connect_to_read_target(ch, &t);
+    ASSERT_GE(fd, 0);
+    BigReadFlood flood;
+    ASSERT_TRUE(flood.start(fd, t));
+    flood.wait_flowing();
+    ASSERT_TRUE(ch.send(1));  // flowing: the application starts calling
+    while (!flood.over.load()) std::this_thread::sleep_for(1ms);
+    const double flood_ms = flood.finish_ms();
+    ASSERT_TRUE(ch.send(2));  // over
+    double longest_ms = -1;
+    std::uint32_t calls = 0;
+    EXPECT_TRUE(ch.recv(&longest_ms, 30000) && ch.recv(&calls));
+    close(fd);
+    std::printf(
+        "[ big reads ] %u x %u MiB answered in %.0f ms; meanwhile %u calls on the flooded "
+        "endpoint, the longest %.2f ms\n",
+        flood.answered.load(), BigReadFlood::kLen >> 20, flood_ms, calls, longest_ms);
+    EXPECT_EQ(flood.answered.load(), BigReadFlood::kReads);
+    EXPECT_GT(calls, 0u);
+    EXPECT_GE(longest_ms, 0);
+    // A waiting call gets the lock at the end of the budget under way: a few milliseconds
+    // of a flood of hundreds (a share of the flood, as above).
+    EXPECT_LT(longest_ms, flood_ms / 10) << "the application waited for the flood";
+    EXPECT_EQ(reap(pid), 0);
+}
+
+// The hand-over of the endpoint's lock has a limit: application threads that call into
+// the flooded endpoint back to back, so that one of them nearly always waits for its lock,
+// get a turn each time the progress had one (util::EpTurns), not the endpoint for as long
+// as any of them waits. The flood is answered in full and never stops for long. (Three
+// threads that never sleep also take much of the two CPUs from the progress thread: the
+// flood then takes 1-5 times as long as alone here, 11 times when the rounds left the
+// endpoint alone while anyone waited. EpTurns' own cases pin the one-turn rule.)
+TEST(Attack, BigReadAnswersFlowWhileThreadsHammerTheEndpoint) {
+    Channel ch;
+    int pid = spawn([&] {
+        return read_target_child(ch, BigReadFlood::kLen, [&](Node &s) {
+            int start = 0;
+            if (!ch.recv(&start, 60000)) return false;
+            std::atomic<bool> stop{false};
+            std::atomic<std::uint64_t> calls{0};
+            std::vector<std::thread> hammers;
+            for (int i = 0; i < 3; ++i)
+                hammers.emplace_back([&] {
+                    DAT_EP_PARAM p;
+                    while (!stop.load())
+                        if (dat_ep_query(s.ep, DAT_EP_FIELD_ALL, &p) == DAT_SUCCESS) ++calls;
+                });
+            int over = 0;
+            const bool told = ch.recv(&over, 60000);
+            stop = true;
+            for (std::thread &h : hammers) h.join();
+            return told && ch.send(calls.load());
+        });
+    });
+    Target t;
+    int fd = connect_to_read_target(ch, &t);
+    ASSERT_GE(fd, 0);
+    // A stalled target fails the case instead of hanging it.
+    timeval tv{20, 0};
+    ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
+    BigReadFlood quiet;  // first without the threads: this machine's pace
+    ASSERT_TRUE(quiet.start(fd, t));
+    const double quiet_ms = quiet.finish_ms();
+    ASSERT_EQ(quiet.answered.load(), BigReadFlood::kReads);
+    ASSERT_TRUE(ch.send(1));  // the threads start
+    std::this_thread::sleep_for(20ms);
+    BigReadFlood flood;
+    ASSERT_TRUE(flood.start(fd, t));
+    const double flood_ms = flood.finish_ms();
+    ASSERT_TRUE(ch.send(2));
+    std::uint64_t calls = 0;
+    EXPECT_TRUE(ch.recv(&calls, 30000));
+    close(fd);
+    std::printf(
+        "[ big reads ] 8 x 64 MiB answered in %.0f ms alone (longest gap %.2f ms), in "
+        "%.0f ms (longest gap %.2f ms) while 3 threads made %llu calls on the endpoint\n",
+        quiet_ms, quiet.longest_gap_ms, flood_ms, flood.longest_gap_ms,
+        static_cast<unsigned long long>(calls));
+    EXPECT_EQ(flood.answered.load(), BigReadFlood::kReads);
+    EXPECT_GT(calls, 0u);
+    EXPECT_LT(flood.longest_gap_ms, quiet_ms / 2) << "the application's calls held the flood";
+    EXPECT_EQ(reap(pid), 0);
+}
+
+// A peer that sends big RDMA writes on one connection as fast as the target takes them,
+// while another connection of the same IA asks for small reads and the target's
+// application calls into the flooded endpoint now and then. The receive side reads at most
+// a budget per round (kRxBudget in ep_rx.cpp), so neither waits for the whole flood: the
+// progress thread turns to the other connection between rounds and leaves the endpoint to
+// a waiting call (util::EpMutex).
+TEST(Attack, BigWritesLeaveRoomForAnotherConnectionAndTheApplication) {
     constexpr std::uint32_t kLen = 64u << 20;
-    constexpr std::uint32_t kReads = 8;  // the default inbound read depth
+    constexpr std::uint32_t kWrites = 8;
     constexpr std::uint32_t kSmall = 64;
     Channel ch;
     int pid = spawn([&] {
@@ -467,6 +706,22 @@ TEST(Attack, BigReadAnswersLeaveRoomForAnotherConnection) {
         t.addr = reinterpret_cast<std::uintptr_t>(r.p);
         t.rkey = r.rmr_ctx;
         CHILD_CHECK(ch.send(t));
+        int flowing = 0;
+        CHILD_CHECK(ch.recv(&flowing, 60000));
+        double longest_ms = 0;
+        std::uint32_t calls = 0;
+        int over = 0;
+        while (!ch.recv(&over, 0)) {
+            DAT_EP_PARAM p;
+            const auto t0 = std::chrono::steady_clock::now();
+            CHILD_CHECK(dat_ep_query(s.ep, DAT_EP_FIELD_ALL, &p) == DAT_SUCCESS);
+            const std::chrono::duration<double, std::milli> took =
+                std::chrono::steady_clock::now() - t0;
+            longest_ms = std::max(longest_ms, took.count());
+            ++calls;
+            std::this_thread::sleep_for(200us);  // the application's other work
+        }
+        CHILD_CHECK(ch.send(longest_ms) && ch.send(calls));
         int done = 0;
         CHILD_CHECK(ch.recv(&done, 60000));
         return 0;
@@ -476,37 +731,28 @@ TEST(Attack, BigReadAnswersLeaveRoomForAnotherConnection) {
     ASSERT_TRUE(connect_two(ch, &flood, &small));
     Target t;
     ASSERT_TRUE(ch.recv(&t));
-    // The flood: requested at once, taken as fast as it comes (not compared: a slow reader
-    // would leave the target's socket full, and a full socket ends a transmit call anyway).
-    std::vector<FrameHeader> reqs(kReads);
-    for (std::uint32_t i = 0; i < kReads; ++i) reqs[i] = read_request(t, i, 0, kLen);
-    ASSERT_TRUE(attack::send_all(flood, reqs.data(), reqs.size() * sizeof(FrameHeader)));
-    std::atomic<bool> flowing{false}, over{false};
-    std::atomic<std::uint32_t> answered{0};
+    // The flood: whole frames, each rewriting the region with what it already holds (the
+    // small reads below check it), from a thread; send() blocks while the target is busy.
+    std::vector<unsigned char> payload(kLen);
+    for (std::size_t i = 0; i < kLen; ++i) payload[i] = exposed_byte(i);
+    std::atomic<bool> over{false};
+    std::atomic<std::uint32_t> written{0};
     std::chrono::steady_clock::time_point first{}, last_byte{};
-    std::thread reader([&] {
-        std::vector<unsigned char> sink(1 << 20);
-        for (std::uint32_t i = 0; i < kReads; ++i) {
-            FrameHeader resp{};
-            if (!attack::recv_all(flood, &resp, sizeof resp) || resp.op != kReadResp ||
-                resp.seq != i || resp.length != kLen)
+    std::thread writer([&] {
+        first = std::chrono::steady_clock::now();
+        for (std::uint32_t i = 0; i < kWrites; ++i) {
+            FrameHeader h = make_header(kWrite, kLen, i);
+            h.addr = t.addr;
+            h.rkey = t.rkey;
+            if (!attack::send_all(flood, &h, sizeof h) ||
+                !attack::send_all(flood, payload.data(), kLen))
                 break;
-            std::size_t left = kLen;
-            while (left > 0) {
-                ssize_t k = recv(flood, sink.data(), std::min(left, sink.size()), 0);
-                if (k <= 0) break;
-                left -= static_cast<std::size_t>(k);
-                if (!flowing.load()) first = std::chrono::steady_clock::now();
-                flowing = true;
-            }
-            if (left != 0) break;
-            answered = i + 1;
+            written = i + 1;
         }
         last_byte = std::chrono::steady_clock::now();
         over = true;
     });
-    // Small reads on the other connection, one at a time, while the flood flows.
-    while (!flowing.load() && !over.load()) std::this_thread::yield();
+    ASSERT_TRUE(ch.send(1));  // flowing: the application starts calling
     double longest_ms = 0;
     std::uint32_t small_reads = 0;
     std::vector<unsigned char> data;
@@ -521,22 +767,28 @@ TEST(Attack, BigReadAnswersLeaveRoomForAnotherConnection) {
         if (!over.load()) longest_ms = std::max(longest_ms, took.count());
         ++small_reads;
     }
-    reader.join();
-    ASSERT_TRUE(ch.send(1));
+    writer.join();
+    ASSERT_TRUE(ch.send(2));  // over
+    double app_longest_ms = -1;
+    std::uint32_t calls = 0;
+    EXPECT_TRUE(ch.recv(&app_longest_ms, 30000) && ch.recv(&calls));
+    ASSERT_TRUE(ch.send(3));
     close(flood);
     close(small);
-    const std::chrono::duration<double, std::milli> flood_ms = last_byte - first;
+    const double flood_ms = std::chrono::duration<double, std::milli>(last_byte - first).count();
     std::printf(
-        "[ big reads ] %u x %u MiB answered in %.0f ms; meanwhile %u small reads on "
-        "another connection, the longest %.2f ms\n",
-        answered.load(), kLen >> 20, flood_ms.count(), small_reads, longest_ms);
-    EXPECT_EQ(answered.load(), kReads);
+        "[ big writes ] %u x %u MiB placed in %.0f ms; meanwhile %u small reads on another "
+        "connection, the longest %.2f ms, and %u calls on the flooded endpoint, the longest "
+        "%.2f ms\n",
+        written.load(), kLen >> 20, flood_ms, small_reads, longest_ms, calls, app_longest_ms);
+    EXPECT_EQ(written.load(), kWrites);
     EXPECT_TRUE(last);
     EXPECT_GT(small_reads, 0u);
-    // A budget is a few milliseconds of sending, the whole flood hundreds (as a share of
-    // the flood: a machine that is slower for everything moves both). Without the budget
-    // a small read waited for half the flood or more.
-    EXPECT_LT(longest_ms, flood_ms.count() / 3) << "the other connection waited for the flood";
+    EXPECT_GT(calls, 0u);
+    EXPECT_GE(app_longest_ms, 0);
+    // A share of the flood, as above.
+    EXPECT_LT(longest_ms, flood_ms / 10) << "the other connection waited for the flood";
+    EXPECT_LT(app_longest_ms, flood_ms / 10) << "the application waited for the flood";
     EXPECT_EQ(reap(pid), 0);
 }
 

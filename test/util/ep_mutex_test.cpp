@@ -1,0 +1,86 @@
+// util::EpMutex and util::EpTurns: a thread waiting for an endpoint's lock is seen, and
+// the transport's rounds leave the endpoint to it for one turn, no longer.
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "util/ep_mutex.hpp"
+
+using opendat::util::EpMutex;
+using opendat::util::EpTurns;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Holds `m` on a thread of its own until release(), while `waiter` blocks in lock().
+struct HeldWithWaiter {
+    EpMutex &m;
+    std::atomic<bool> got{false};
+    std::thread waiter;
+    explicit HeldWithWaiter(EpMutex &mu) : m(mu) {
+        m.lock();  // uncontended: this thread holds it
+        waiter = std::thread([this] {
+            std::lock_guard lk(m);
+            got = true;
+        });
+        while (!m.waited_for()) std::this_thread::yield();
+    }
+    void release() {
+        m.unlock();
+        waiter.join();
+    }
+};
+
+}  // namespace
+
+TEST(EpMutex, AWaitingThreadIsSeenAndCountedOnceItHasTheLock) {
+    EpMutex m;
+    EXPECT_FALSE(m.waited_for());
+    const unsigned before = m.handovers();
+    {
+        std::lock_guard lk(m);  // uncontended: no wait, no handover
+    }
+    EXPECT_EQ(m.handovers(), before);
+    HeldWithWaiter h(m);
+    EXPECT_TRUE(m.waited_for());
+    EXPECT_FALSE(h.got.load());
+    h.release();
+    EXPECT_TRUE(h.got.load());
+    EXPECT_FALSE(m.waited_for());
+    EXPECT_EQ(m.handovers(), before + 1);
+}
+
+TEST(EpTurns, NoWaiterNoTurn) {
+    EpMutex m;
+    EpTurns t;
+    EXPECT_FALSE(t.yield(m));
+    EXPECT_FALSE(t.yield(m));
+}
+
+TEST(EpTurns, AWaiterGetsItsTurnThenTheRoundsGoOn) {
+    EpMutex m;
+    EpTurns t;
+    HeldWithWaiter h(m);
+    EXPECT_TRUE(t.yield(m));  // a turn begins
+    EXPECT_TRUE(t.yield(m));  // and lasts while the waiter has not had the lock
+    h.release();              // it had it
+    EXPECT_FALSE(t.yield(m));
+}
+
+TEST(EpTurns, OneTurnPerWaiterNotAsLongAsAnyoneWaits) {
+    EpTurns t;
+    const EpTurns::Clock::time_point t0{};
+    EXPECT_TRUE(t.decide(7, t0));         // a waiter: its turn begins
+    EXPECT_TRUE(t.decide(7, t0 + 50us));  // not had the lock yet
+    // One waiter had the lock; another waits already: the round that sees the handover
+    // takes its own turn first, the next one starts the other waiter's.
+    EXPECT_FALSE(t.decide(8, t0 + 60us));
+    EXPECT_TRUE(t.decide(8, t0 + 70us));
+    EXPECT_TRUE(t.decide(8, t0 + 70us + EpTurns::kMax - 1us));
+    // A waiter that is not scheduled within kMax: the rounds go on (it waits a turn).
+    EXPECT_FALSE(t.decide(8, t0 + 70us + EpTurns::kMax));
+    EXPECT_TRUE(t.decide(8, t0 + 70us + EpTurns::kMax + 1us));  // the next turn
+}
