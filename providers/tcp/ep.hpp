@@ -3,9 +3,10 @@
 // state machines, and connection setup/teardown.
 //
 // Every member function runs with ep->mu held: consumer calls (post, connect, disconnect)
-// take it, and so does the progress thread before on_events/on_tick. Posting transmits
-// inline when the socket has room, so a send costs no thread hop; the progress thread
-// continues partial transmits (EPOLLOUT) and does all receiving.
+// take it, and so does the progress thread in on_events/on_tick (on_events first leaves
+// the endpoint to a thread waiting for the lock, for one turn: util/ep_mutex.hpp).
+// Posting transmits inline when the socket has room, so a send costs no thread hop; the
+// progress thread continues partial transmits (EPOLLOUT) and does all receiving.
 #pragma once
 
 #include <sys/uio.h>
@@ -280,7 +281,7 @@ class TcpEp final : public Pollable {
     // endpoint's lock (its application's every call) and the progress thread (every other
     // connection of the IA) for the whole answer. About 1 MiB, a few hundred microseconds
     // of copying: 8 MiB let a small read on another connection wait 19-36 ms of a 64 MiB
-    // answer stream, 1 MiB 2-5 ms, and large messages moved no slower (docs/benchmarks.md).
+    // answer stream, 1 MiB 2-6 ms, and large messages moved no slower (docs/benchmarks.md).
     // The 4 KiB over it let a 1 MiB message leave with its header in one call: an exact
     // 1 MiB left a header's worth of each to a second round, through epoll.
     static constexpr std::uint64_t kTxBudget = (1u << 20) + 4096;

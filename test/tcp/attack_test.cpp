@@ -443,6 +443,26 @@ TEST(Attack, ReadRequestFloodIsAnsweredInFull) {
     EXPECT_EQ(reap(pid), 0);
 }
 
+// A thread of the test that must end with the case, also when an ASSERT leaves it early
+// (a joinable std::thread destroyed would abort the whole binary): shuts down `fd`, which
+// ends the thread's blocking I/O, and joins it.
+struct JoinOnExit {
+    std::thread &t;
+    int fd;
+    ~JoinOnExit() {
+        if (!t.joinable()) return;
+        shutdown(fd, SHUT_RDWR);
+        t.join();
+    }
+};
+
+// Blocking I/O on `fd` gives up after 20 s: a stalled target fails the case, not hangs it.
+bool io_timeout(int fd) {
+    timeval tv{20, 0};
+    return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0 &&
+           setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) == 0;
+}
+
 // A peer's flood of big RDMA reads on one connection: every request sent at once, the
 // answers taken on a thread as fast as they come (checked for framing only: a slow reader
 // would leave the target's socket full, and a full socket ends a transmit call anyway).
@@ -454,8 +474,11 @@ struct BigReadFlood {
     std::chrono::steady_clock::time_point first{}, last_byte{};
     double longest_gap_ms = 0;  // between two arrivals of answer bytes
     std::thread reader;
+    JoinOnExit join_{reader, -1};
 
     bool start(int fd, const Target &t) {
+        if (!io_timeout(fd)) return false;
+        join_.fd = fd;
         std::vector<FrameHeader> reqs(kReads);
         for (std::uint32_t i = 0; i < kReads; ++i) reqs[i] = read_request(t, i, 0, kLen);
         if (!attack::send_all(fd, reqs.data(), reqs.size() * sizeof(FrameHeader))) return false;
@@ -500,6 +523,63 @@ struct BigReadFlood {
     }
 };
 
+// Reads of 64 bytes on `fd`, one at a time, until `over`: how many, the longest of those
+// that ended before `over`, and what went wrong with the last if anything did.
+struct SmallReads {
+    static constexpr std::uint32_t kLen = 64;
+    std::uint32_t count = 0;
+    double longest_ms = 0;
+    ::testing::AssertionResult last = ::testing::AssertionSuccess();
+};
+SmallReads small_reads_until(int fd, const Target &t, const std::atomic<bool> &over) {
+    SmallReads r;
+    std::vector<unsigned char> data;
+    for (std::uint32_t seq = 0; !over.load(); ++seq) {
+        const auto t0 = std::chrono::steady_clock::now();
+        FrameHeader h = read_request(t, seq, seq * 8u, SmallReads::kLen);
+        if (!attack::send_all(fd, &h, sizeof h)) break;
+        if (!(r.last = read_answer(fd, seq, seq * 8u, SmallReads::kLen, &data))) break;
+        const std::chrono::duration<double, std::milli> took =
+            std::chrono::steady_clock::now() - t0;
+        if (!over.load()) r.longest_ms = std::max(r.longest_ms, took.count());
+        ++r.count;
+    }
+    return r;
+}
+
+// In a target child: the application calls into `ep` now and then (dat_ep_query takes the
+// endpoint's lock, as every call on it does) until the parent says stop, then reports the
+// longest call and how many it made. False if a call failed or the parent is gone.
+bool query_until_told(Channel &ch, DAT_EP_HANDLE ep) {
+    double longest_ms = 0;
+    std::uint32_t calls = 0;
+    int over = 0;
+    while (!ch.recv(&over, 0)) {
+        DAT_EP_PARAM p;
+        const auto t0 = std::chrono::steady_clock::now();
+        if (dat_ep_query(ep, DAT_EP_FIELD_ALL, &p) != DAT_SUCCESS) return false;
+        const std::chrono::duration<double, std::milli> took =
+            std::chrono::steady_clock::now() - t0;
+        longest_ms = std::max(longest_ms, took.count());
+        ++calls;
+        std::this_thread::sleep_for(200us);  // the application's other work
+    }
+    return ch.send(longest_ms) && ch.send(calls);
+}
+
+// The child of the two-connection floods: `len` exposed bytes registered, connections A
+// (s.ep, the flood's) and B (the small reads') accepted, what it exposes sent.
+bool two_connection_target(Channel &ch, Node &s, Region &r, std::size_t len) {
+    if (!r.map(len, 0)) return false;
+    for (std::size_t i = 0; i < len; ++i) r.p[i] = exposed_byte(i);
+    DAT_EP_HANDLE ep_b;
+    if (!accept_two(ch, s, &ep_b) || r.reg(s) != DAT_SUCCESS) return false;
+    Target t;
+    t.addr = reinterpret_cast<std::uintptr_t>(r.p);
+    t.rkey = r.rmr_ctx;
+    return ch.send(t);
+}
+
 // A peer that asks for big RDMA reads on one connection and takes the answers as fast as
 // they come, while another connection of the same IA asks for small ones: the target's
 // transmit sends at most a budget of bytes per call (TcpEp::kTxBudget), so the progress
@@ -507,21 +587,12 @@ struct BigReadFlood {
 // instead of after the whole flood. An RC adapter interleaves a long answer with its other
 // work the same way.
 TEST(Attack, BigReadAnswersLeaveRoomForAnotherConnection) {
-    constexpr std::uint32_t kSmall = 64;
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
         Node s;
         Region r;
-        CHILD_CHECK(r.map(BigReadFlood::kLen, 0));
-        for (std::size_t i = 0; i < BigReadFlood::kLen; ++i) r.p[i] = exposed_byte(i);
-        DAT_EP_HANDLE ep_b;
-        CHILD_CHECK(accept_two(ch, s, &ep_b));  // A: the flood's, B: the small reads'
-        CHILD_CHECK(r.reg(s) == DAT_SUCCESS);
-        Target t;
-        t.addr = reinterpret_cast<std::uintptr_t>(r.p);
-        t.rkey = r.rmr_ctx;
-        CHILD_CHECK(ch.send(t));
+        CHILD_CHECK(two_connection_target(ch, s, r, BigReadFlood::kLen));
         int done = 0;
         CHILD_CHECK(ch.recv(&done, 60000));
         return 0;
@@ -535,20 +606,7 @@ TEST(Attack, BigReadAnswersLeaveRoomForAnotherConnection) {
     ASSERT_TRUE(flood.start(flood_fd, t));
     // Small reads on the other connection, one at a time, while the flood flows.
     flood.wait_flowing();
-    double longest_ms = 0;
-    std::uint32_t small_reads = 0;
-    std::vector<unsigned char> data;
-    ::testing::AssertionResult last = ::testing::AssertionSuccess();
-    for (std::uint32_t seq = 0; !flood.over.load(); ++seq) {
-        const auto t0 = std::chrono::steady_clock::now();
-        FrameHeader h = read_request(t, seq, seq * 8u, kSmall);
-        if (!attack::send_all(small, &h, sizeof h)) break;
-        if (!(last = read_answer(small, seq, seq * 8u, kSmall, &data))) break;
-        const std::chrono::duration<double, std::milli> took =
-            std::chrono::steady_clock::now() - t0;
-        if (!flood.over.load()) longest_ms = std::max(longest_ms, took.count());
-        ++small_reads;
-    }
+    const SmallReads reads = small_reads_until(small, t, flood.over);
     const double flood_ms = flood.finish_ms();
     ASSERT_TRUE(ch.send(1));
     close(flood_fd);
@@ -556,15 +614,15 @@ TEST(Attack, BigReadAnswersLeaveRoomForAnotherConnection) {
     std::printf(
         "[ big reads ] %u x %u MiB answered in %.0f ms; meanwhile %u small reads on "
         "another connection, the longest %.2f ms\n",
-        flood.answered.load(), BigReadFlood::kLen >> 20, flood_ms, small_reads, longest_ms);
+        flood.answered.load(), BigReadFlood::kLen >> 20, flood_ms, reads.count, reads.longest_ms);
     EXPECT_EQ(flood.answered.load(), BigReadFlood::kReads);
-    EXPECT_TRUE(last);
-    EXPECT_GT(small_reads, 0u);
+    EXPECT_TRUE(reads.last);
+    EXPECT_GT(reads.count, 0u);
     // A budget is a fraction of a millisecond of sending, the whole flood hundreds (as a
     // share of the flood: a machine that is slower for everything moves both). Without the
     // budget a small read waited for half the flood or more, with 8 MiB 19-36 ms, with
     // 1 MiB 2-6 ms of about 250.
-    EXPECT_LT(longest_ms, flood_ms / 10) << "the other connection waited for the flood";
+    EXPECT_LT(reads.longest_ms, flood_ms / 10) << "the other connection waited for the flood";
     EXPECT_EQ(reap(pid), 0);
 }
 
@@ -579,21 +637,7 @@ TEST(Attack, BigReadAnswersLeaveTheEndpointToItsApplication) {
     int pid = spawn([&] {
         return read_target_child(ch, BigReadFlood::kLen, [&](Node &s) {
             int flowing = 0;
-            if (!ch.recv(&flowing, 60000)) return false;
-            double longest_ms = 0;
-            std::uint32_t calls = 0;
-            int over = 0;
-            while (!ch.recv(&over, 0)) {
-                DAT_EP_PARAM p;
-                const auto t0 = std::chrono::steady_clock::now();
-                if (dat_ep_query(s.ep, DAT_EP_FIELD_ALL, &p) != DAT_SUCCESS) return false;
-                const std::chrono::duration<double, std::milli> took =
-                    std::chrono::steady_clock::now() - t0;
-                longest_ms = std::max(longest_ms, took.count());
-                ++calls;
-                std::this_thread::sleep_for(200us);  // the application's other work
-            }
-            return ch.send(longest_ms) && ch.send(calls);
+            return ch.recv(&flowing, 60000) && query_until_told(ch, s.ep);
         });
     });
     Target t;
@@ -616,7 +660,6 @@ TEST(Attack, BigReadAnswersLeaveTheEndpointToItsApplication) {
         flood.answered.load(), BigReadFlood::kLen >> 20, flood_ms, calls, longest_ms);
     EXPECT_EQ(flood.answered.load(), BigReadFlood::kReads);
     EXPECT_GT(calls, 0u);
-    EXPECT_GE(longest_ms, 0);
     // A waiting call gets the lock at the end of the budget under way: a few milliseconds
     // of a flood of hundreds (a share of the flood, as above).
     EXPECT_LT(longest_ms, flood_ms / 10) << "the application waited for the flood";
@@ -628,7 +671,7 @@ TEST(Attack, BigReadAnswersLeaveTheEndpointToItsApplication) {
 // get a turn each time the progress had one (util::EpTurns), not the endpoint for as long
 // as any of them waits. The flood is answered in full and never stops for long. (Three
 // threads that never sleep also take much of the two CPUs from the progress thread: the
-// flood then takes 1-5 times as long as alone here, 11 times when the rounds left the
+// flood then takes 1-9 times as long as alone here, 11 times when the rounds left the
 // endpoint alone while anyone waited. EpTurns' own cases pin the one-turn rule.)
 TEST(Attack, BigReadAnswersFlowWhileThreadsHammerTheEndpoint) {
     Channel ch;
@@ -655,9 +698,6 @@ TEST(Attack, BigReadAnswersFlowWhileThreadsHammerTheEndpoint) {
     Target t;
     int fd = connect_to_read_target(ch, &t);
     ASSERT_GE(fd, 0);
-    // A stalled target fails the case instead of hanging it.
-    timeval tv{20, 0};
-    ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
     BigReadFlood quiet;  // first without the threads: this machine's pace
     ASSERT_TRUE(quiet.start(fd, t));
     const double quiet_ms = quiet.finish_ms();
@@ -691,37 +731,15 @@ TEST(Attack, BigReadAnswersFlowWhileThreadsHammerTheEndpoint) {
 TEST(Attack, BigWritesLeaveRoomForAnotherConnectionAndTheApplication) {
     constexpr std::uint32_t kLen = 64u << 20;
     constexpr std::uint32_t kWrites = 8;
-    constexpr std::uint32_t kSmall = 64;
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
         Node s;
         Region r;
-        CHILD_CHECK(r.map(kLen, 0));
-        for (std::size_t i = 0; i < kLen; ++i) r.p[i] = exposed_byte(i);
-        DAT_EP_HANDLE ep_b;
-        CHILD_CHECK(accept_two(ch, s, &ep_b));  // A: the flood's, B: the small reads'
-        CHILD_CHECK(r.reg(s) == DAT_SUCCESS);
-        Target t;
-        t.addr = reinterpret_cast<std::uintptr_t>(r.p);
-        t.rkey = r.rmr_ctx;
-        CHILD_CHECK(ch.send(t));
+        CHILD_CHECK(two_connection_target(ch, s, r, kLen));
         int flowing = 0;
         CHILD_CHECK(ch.recv(&flowing, 60000));
-        double longest_ms = 0;
-        std::uint32_t calls = 0;
-        int over = 0;
-        while (!ch.recv(&over, 0)) {
-            DAT_EP_PARAM p;
-            const auto t0 = std::chrono::steady_clock::now();
-            CHILD_CHECK(dat_ep_query(s.ep, DAT_EP_FIELD_ALL, &p) == DAT_SUCCESS);
-            const std::chrono::duration<double, std::milli> took =
-                std::chrono::steady_clock::now() - t0;
-            longest_ms = std::max(longest_ms, took.count());
-            ++calls;
-            std::this_thread::sleep_for(200us);  // the application's other work
-        }
-        CHILD_CHECK(ch.send(longest_ms) && ch.send(calls));
+        CHILD_CHECK(query_until_told(ch, s.ep));
         int done = 0;
         CHILD_CHECK(ch.recv(&done, 60000));
         return 0;
@@ -731,6 +749,7 @@ TEST(Attack, BigWritesLeaveRoomForAnotherConnectionAndTheApplication) {
     ASSERT_TRUE(connect_two(ch, &flood, &small));
     Target t;
     ASSERT_TRUE(ch.recv(&t));
+    ASSERT_TRUE(io_timeout(flood) && io_timeout(small));
     // The flood: whole frames, each rewriting the region with what it already holds (the
     // small reads below check it), from a thread; send() blocks while the target is busy.
     std::vector<unsigned char> payload(kLen);
@@ -752,21 +771,9 @@ TEST(Attack, BigWritesLeaveRoomForAnotherConnectionAndTheApplication) {
         last_byte = std::chrono::steady_clock::now();
         over = true;
     });
+    JoinOnExit join_writer{writer, flood};
     ASSERT_TRUE(ch.send(1));  // flowing: the application starts calling
-    double longest_ms = 0;
-    std::uint32_t small_reads = 0;
-    std::vector<unsigned char> data;
-    ::testing::AssertionResult last = ::testing::AssertionSuccess();
-    for (std::uint32_t seq = 0; !over.load(); ++seq) {
-        const auto t0 = std::chrono::steady_clock::now();
-        FrameHeader h = read_request(t, seq, seq * 8u, kSmall);
-        if (!attack::send_all(small, &h, sizeof h)) break;
-        if (!(last = read_answer(small, seq, seq * 8u, kSmall, &data))) break;
-        const std::chrono::duration<double, std::milli> took =
-            std::chrono::steady_clock::now() - t0;
-        if (!over.load()) longest_ms = std::max(longest_ms, took.count());
-        ++small_reads;
-    }
+    const SmallReads reads = small_reads_until(small, t, over);
     writer.join();
     ASSERT_TRUE(ch.send(2));  // over
     double app_longest_ms = -1;
@@ -780,15 +787,19 @@ TEST(Attack, BigWritesLeaveRoomForAnotherConnectionAndTheApplication) {
         "[ big writes ] %u x %u MiB placed in %.0f ms; meanwhile %u small reads on another "
         "connection, the longest %.2f ms, and %u calls on the flooded endpoint, the longest "
         "%.2f ms\n",
-        written.load(), kLen >> 20, flood_ms, small_reads, longest_ms, calls, app_longest_ms);
+        written.load(), kLen >> 20, flood_ms, reads.count, reads.longest_ms, calls, app_longest_ms);
     EXPECT_EQ(written.load(), kWrites);
-    EXPECT_TRUE(last);
-    EXPECT_GT(small_reads, 0u);
+    EXPECT_TRUE(reads.last);
+    EXPECT_GT(reads.count, 0u);
     EXPECT_GT(calls, 0u);
-    EXPECT_GE(app_longest_ms, 0);
-    // A share of the flood, as above.
-    EXPECT_LT(longest_ms, flood_ms / 10) << "the other connection waited for the flood";
-    EXPECT_LT(app_longest_ms, flood_ms / 10) << "the application waited for the flood";
+    // A share of the flood, as above, but a looser one: the waits here come from the
+    // scheduler more than from the budget (the target reads as fast as the peer writes,
+    // rarely a whole budget per round). Measured 2.5-28 ms for the other connection and
+    // 6.9-24 ms for the application of a 360-500 ms flood; 27-43 ms for the application
+    // without turns on the endpoint's lock (util::EpTurns), so this bound catches a
+    // regression only when it is gross.
+    EXPECT_LT(reads.longest_ms, flood_ms / 6) << "the other connection waited for the flood";
+    EXPECT_LT(app_longest_ms, flood_ms / 6) << "the application waited for the flood";
     EXPECT_EQ(reap(pid), 0);
 }
 

@@ -15,7 +15,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Holds `m` on a thread of its own until release(), while `waiter` blocks in lock().
+// Holds `m` on the calling thread until release(), while `waiter` blocks in lock().
 struct HeldWithWaiter {
     EpMutex &m;
     std::atomic<bool> got{false};
@@ -60,16 +60,19 @@ TEST(EpTurns, NoWaiterNoTurn) {
     EXPECT_FALSE(t.yield(m));
 }
 
-TEST(EpTurns, AWaiterGetsItsTurnThenTheRoundsGoOn) {
+// With a real lock and a real waiter (the timing of a turn: the decide() cases below).
+TEST(EpTurns, AWaiterGetsATurnThenTheRoundsGoOn) {
     EpMutex m;
     EpTurns t;
     HeldWithWaiter h(m);
-    EXPECT_TRUE(t.yield(m));  // a turn begins
-    EXPECT_TRUE(t.yield(m));  // and lasts while the waiter has not had the lock
-    h.release();              // it had it
+    EXPECT_TRUE(t.yield(m));  // a turn begins, whatever the time
+    h.release();              // the waiter had the lock, and nobody waits now
+    EXPECT_FALSE(t.yield(m));
     EXPECT_FALSE(t.yield(m));
 }
 
+// yield() hands decide() what the lock says when it finds a waiter: the count of
+// hand-overs and the time, here given by the case.
 TEST(EpTurns, OneTurnPerWaiterNotAsLongAsAnyoneWaits) {
     EpTurns t;
     const EpTurns::Clock::time_point t0{};
