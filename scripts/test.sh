@@ -24,6 +24,25 @@ sanitizers="${OPENDAT_SANITIZERS-asan ubsan}"
 steps=" ${OPENDAT_TEST_STEPS:-presets release fuzz rdma} "
 step() { [[ "$steps" == *" $1 "* ]]; }
 status=0
+# What failed, gathered as the run goes and printed again at its very end: a CI log is
+# often read from its tail, and a failure early in an hour of output is easy to miss.
+failures=()
+# fail_ctest <what> <build dir>: the failed tests of the ctest run that just ended there.
+fail_ctest() {
+  status=1
+  local failed
+  failed=$(sed 's/^[0-9]*://' "$2/Testing/Temporary/LastTestsFailed.log" 2>/dev/null | paste -sd' ')
+  failures+=("$1: ${failed:-failed (no test named: see above)}")
+}
+# fail_vm <what> <build dir>: also the lines of the VM run's log that say why (the suite's
+# FAIL lines, the VM harness's own messages, a guest kernel's panic).
+fail_vm() {
+  fail_ctest "$@"
+  local why
+  why=$(grep -a -E '(^|: +)(=== )?FAIL|\[  FAILED  \]|\[opendat-vm\] (TIMEOUT|the VM|the guest|booting again|command exit status)|console: .*(Kernel panic|RIP:|BUG:|Oops)' \
+    "$2/Testing/Temporary/LastTest.log" 2>/dev/null | tail -n 25 | sed 's/^/    /')
+  [ -z "$why" ] || failures+=("$why")
+}
 for preset in $(step presets && echo default $sanitizers); do
   started=$SECONDS
   echo "==== preset $preset: build"
@@ -35,7 +54,7 @@ for preset in $(step presets && echo default $sanitizers); do
   exclude=vm
   [ "$preset" = default ] || exclude='vm|package'
   if ! ctest --preset "$preset" --timeout 600 -LE "$exclude"; then
-    status=1
+    fail_ctest "preset $preset" "build/$preset"
   fi
   # What the host fault matrix (tcp_faults) verified, one line per fault.
   grep -h '\[fault\]' "build/$preset/Testing/Temporary/LastTest.log" 2>/dev/null || true
@@ -49,6 +68,7 @@ if step release && [ "${OPENDAT_RELEASE_BUILD:-1}" != 0 ]; then
   echo "==== Release build with dpkg-buildflags (build only, -Werror)"
   if ! bash scripts/build-release.sh build/release; then
     status=1
+    failures+=("Release build with dpkg-buildflags")
   fi
 fi
 
@@ -60,7 +80,7 @@ if step fuzz && [ "${OPENDAT_FUZZ:-1}" != 0 ]; then
   bash scripts/build.sh fuzz
   echo "==== preset fuzz: test"
   if ! ctest --preset fuzz -j2 --timeout 600; then
-    status=1
+    fail_ctest "preset fuzz" build/fuzz
   fi
 fi
 
@@ -76,6 +96,7 @@ rdma_skip() {  # rdma_skip <why> [<details, printed indented>]
   if $ci; then
     echo "verbs: FAILED: under CI (CI=$CI) the RDMA suite must run, and it did not"
     status=1
+    failures+=("RDMA suite skipped under CI: $1")
   fi
 }
 if ! step rdma; then
@@ -107,6 +128,7 @@ else
         where=$(bash test/vm/available.sh 2>/dev/null) || use_vm=false
       elif [ "$rc" != 0 ]; then
         status=1
+        failures+=("RDMA suite on this machine's device (status $rc)")
       fi
       ;;
     vm*) use_vm=true ;;
@@ -131,7 +153,7 @@ else
         # Prepared above: from here on, a VM that does not run is a failure, not a skip.
         if ! OPENDAT_VM_REQUIRED=1 ctest --test-dir build/default -R '^vm_verbs$' \
           --output-on-failure --timeout 2400; then
-          status=1
+          fail_vm "soft-RoCE VM" build/default
         fi
         echo "verbs: RDMA suite in the VM: $((SECONDS - started)) s"
         # The tcp provider's netem fault matrix (test/tcp/netem_test.cpp) in the same VM
@@ -140,7 +162,7 @@ else
         started=$SECONDS
         if ! OPENDAT_VM_REQUIRED=1 ctest --test-dir build/default -R '^vm_netem$' -V \
           --timeout 2400; then
-          status=1
+          fail_vm "soft-RoCE VM" build/default
         fi
         echo "netem fault matrix in the VM: $((SECONDS - started)) s"
         ;;
@@ -148,9 +170,14 @@ else
       *)
         echo "verbs: FAILED: test/vm/prepare.sh failed with status $rc"
         status=1
+        failures+=("test/vm/prepare.sh (status $rc)")
         ;;
     esac
   fi
+fi
+if [ ${#failures[@]} -gt 0 ]; then
+  echo "==== what failed (the details are above)"
+  printf '%s\n' "${failures[@]}"
 fi
 echo "==== scripts/test.sh: $SECONDS s in all, status $status"
 exit $status
