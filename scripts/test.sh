@@ -27,11 +27,14 @@ status=0
 # What failed, gathered as the run goes and printed again at its very end: a CI log is
 # often read from its tail, and a failure early in an hour of output is easy to miss.
 failures=()
-# fail_ctest <what> <build dir>: the failed tests of the ctest run that just ended there.
+# fail_ctest <what> <build dir>: the failed tests of the ctest run that just ended there
+# (ctest leaves LastTestsFailed.log alone after a run without failures: clear_failed first).
+clear_failed() { rm -f "$1/Testing/Temporary/LastTestsFailed.log"; }
 fail_ctest() {
   status=1
   local failed
-  failed=$(sed 's/^[0-9]*://' "$2/Testing/Temporary/LastTestsFailed.log" 2>/dev/null | paste -sd' ')
+  failed=$(sed 's/^[0-9]*://' "$2/Testing/Temporary/LastTestsFailed.log" 2>/dev/null |
+    paste -sd' ') || true
   failures+=("$1: ${failed:-failed (no test named: see above)}")
 }
 # fail_vm <what> <build dir>: also the lines of the VM run's log that say why (the suite's
@@ -39,8 +42,8 @@ fail_ctest() {
 fail_vm() {
   fail_ctest "$@"
   local why
-  why=$(grep -a -E '(^|: +)(=== )?FAIL|\[  FAILED  \]|\[opendat-vm\] (TIMEOUT|the VM|the guest|booting again|command exit status)|console: .*(Kernel panic|RIP:|BUG:|Oops)' \
-    "$2/Testing/Temporary/LastTest.log" 2>/dev/null | tail -n 25 | sed 's/^/    /')
+  why=$(grep -a -E '(^|: +)(=== )?FAIL|\[  FAILED  \]|\[opendat-vm\] (TIMEOUT|the VM|the guest|booting again|command exit status|error|not prepared)|console: .*(Kernel panic|RIP:|BUG:|Oops)' \
+    "$2/Testing/Temporary/LastTest.log" 2>/dev/null | tail -n 25 | sed 's/^/    /') || true
   [ -z "$why" ] || failures+=("$why")
 }
 for preset in $(step presets && echo default $sanitizers); do
@@ -53,6 +56,7 @@ for preset in $(step presets && echo default $sanitizers); do
   # cannot add to: it runs in the default preset only, to keep CI inside its time budget.
   exclude=vm
   [ "$preset" = default ] || exclude='vm|package'
+  clear_failed "build/$preset"
   if ! ctest --preset "$preset" --timeout 600 -LE "$exclude"; then
     fail_ctest "preset $preset" "build/$preset"
   fi
@@ -79,6 +83,7 @@ if step fuzz && [ "${OPENDAT_FUZZ:-1}" != 0 ]; then
   echo "==== preset fuzz: build"
   bash scripts/build.sh fuzz
   echo "==== preset fuzz: test"
+  clear_failed build/fuzz
   if ! ctest --preset fuzz -j2 --timeout 600; then
     fail_ctest "preset fuzz" build/fuzz
   fi
@@ -151,6 +156,7 @@ else
         started=$SECONDS
         bash scripts/build.sh default -DOPENDAT_VM_TESTS=ON
         # Prepared above: from here on, a VM that does not run is a failure, not a skip.
+        clear_failed build/default
         if ! OPENDAT_VM_REQUIRED=1 ctest --test-dir build/default -R '^vm_verbs$' \
           --output-on-failure --timeout 2400; then
           fail_vm "soft-RoCE VM" build/default
@@ -160,6 +166,7 @@ else
         # setup; -V so that the log shows each fault's "[fault] ..." line.
         echo "==== soft-RoCE VM: the netem fault matrix (ctest -R '^vm_netem\$')"
         started=$SECONDS
+        clear_failed build/default
         if ! OPENDAT_VM_REQUIRED=1 ctest --test-dir build/default -R '^vm_netem$' -V \
           --timeout 2400; then
           fail_vm "soft-RoCE VM" build/default

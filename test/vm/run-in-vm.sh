@@ -56,6 +56,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ $# -gt 0 ] || vm_die "no command given (see --help)"
+[[ $timeout_s =~ ^[1-9][0-9]*$ ]] || vm_die "the timeout is whole seconds, not $timeout_s"
 say() { $quiet || vm_log "$@"; }
 
 # --- What prepare.sh made --------------------------------------------------------------------
@@ -146,7 +147,8 @@ cmdline="console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init no_timer_check"
 qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none -monitor none -nic none
   "${accel_args[@]}" -smp "$smp" -m "${OPENDAT_VM_MEM:-2048}"
   -kernel "$KERNEL" -initrd "$INITRD"
-  -serial "file:$log_file"
+  # append=on: a second boot (below) adds to the log instead of truncating it.
+  -chardev "file,id=console,path=${log_file//,/,,},append=on" -serial chardev:console
   -virtfs "local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap"
   -virtfs "local,path=$ctl,mount_tag=ctl,security_model=none")
 i=0
@@ -183,6 +185,8 @@ start=$(date +%s.%N)
 # wall-clock limit. A panic after the command started is reported, never retried: the
 # command may have caused it, and its output has already been passed on.
 tries=${OPENDAT_VM_BOOT_TRIES:-2}
+[[ $tries =~ ^[1-9][0-9]*$ ]] || vm_die "OPENDAT_VM_BOOT_TRIES must be a positive number"
+[[ ${OPENDAT_VM_PANIC_BOOTS:-0} =~ ^[0-9]+$ ]] || vm_die "OPENDAT_VM_PANIC_BOOTS must be a number"
 attempt=1
 while :; do
   left=$(awk -v a="$start" -v now="$(date +%s.%N)" -v t="$timeout_s" \
@@ -199,7 +203,13 @@ while :; do
   if [ -f "$ctl/boot-seconds" ] || [ -f "$ctl/status" ]; then break; fi
   this_boot=$(tail -n +"$((seen + 1))" "$log_file")
   grep -aq 'Kernel panic' <<<"$this_boot" || break
+  # Our own second-stage init dying is a harness bug, not the emulation's: no retry.
+  if grep -aq 'Attempted to kill init' <<<"$this_boot"; then break; fi
   [ "$attempt" -lt "$tries" ] || break
+  # Too little time left for a boot and the command: end as a failed boot (125).
+  left=$(awk -v a="$start" -v now="$(date +%s.%N)" -v t="$timeout_s" \
+    'BEGIN { printf "%d", t - (now - a) }')
+  [ "$left" -ge 30 ] || break
   vm_log "the guest kernel panicked before the command started (boot $attempt of $tries; console log: $log_file):"
   grep -a -m 4 -E 'BUG:|Oops|RIP:|Kernel panic' <<<"$this_boot" | sed 's/^/  console: /' >&2
   attempt=$((attempt + 1))
