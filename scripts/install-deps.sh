@@ -10,6 +10,7 @@ packages=(
   libyaml-cpp-dev libibverbs-dev librdmacm-dev
   # tests
   googletest libgtest-dev libgmock-dev python3 clang libclang-rt-dev clang-format iproute2 procps psmisc
+  valgrind
   # the reference DAT stack we test against (headers, libraries, dapl2-utils binaries)
   libdapl-dev libdapl2 dapl2-utils
 )

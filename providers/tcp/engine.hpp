@@ -178,6 +178,8 @@ class Engine {
     // while it moves, a consumer drives progress and the thread must not compete with it
     // for the same events. (A counter, not a timestamp: no clock read per poll.)
     std::atomic<std::uint64_t> inline_polls_{0};
+    // poll_inline's misses of dispatch_mu_ in a row (any poller's; reset by a success).
+    std::atomic<unsigned> dispatch_misses_{0};
     // The object whose socket last had data for a dispatcher. A polling consumer, and the
     // progress thread while it spins, read it directly (poll_hot) and ask epoll only every
     // kHotEvery-th round: a busy connection's

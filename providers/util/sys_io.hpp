@@ -64,6 +64,9 @@ inline int connect(int fd, const sockaddr *a, socklen_t len) noexcept {
 inline int poll(pollfd *fds, nfds_t n, int timeout_ms) noexcept {
     return ::poll(fds, n, timeout_ms);
 }
+inline int nanosleep(const timespec *t) noexcept {
+    return ::nanosleep(t, nullptr);
+}
 #else
 inline ssize_t recv(int fd, void *buf, size_t n, int flags) noexcept {
     return ::syscall(SYS_recvfrom, fd, buf, n, flags, nullptr, nullptr);
@@ -102,6 +105,10 @@ inline int poll(pollfd *fds, nfds_t n, int timeout_ms) noexcept {
     timespec ts{timeout_ms / 1000, static_cast<long>(timeout_ms % 1000) * 1000000L};
     return static_cast<int>(
         ::syscall(SYS_ppoll, fds, n, timeout_ms < 0 ? nullptr : &ts, nullptr, _NSIG / 8));
+}
+// clock_nanosleep on CLOCK_MONOTONIC, relative: every architecture has it.
+inline int nanosleep(const timespec *t) noexcept {
+    return static_cast<int>(::syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, t, nullptr));
 }
 #endif
 

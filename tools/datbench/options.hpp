@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace datbench {
@@ -20,13 +21,16 @@ struct Plan {
     std::uint32_t bw_min = 4u << 10, bw_max = 4u << 20;
     std::uint32_t step = 4;  // sizes grow by this factor (2 or 4); the maximum is always run
     std::uint8_t wait = 0;   // dat_evd_wait instead of polling dat_evd_dequeue
+    std::uint8_t reserved0[3] = {};    // the plan goes over the wire whole: no padding
     std::uint32_t rate_msgs = 200000;  // messages per message-rate measurement
     std::uint32_t rate_window = 64;    // requests in flight for the message rate
     std::uint32_t rate_size = 8;
-    std::uint8_t raw_only = 0;
-    std::uint32_t idle_s = 0;  // --cpu-idle: seconds connected and idle, CPU time measured  // only
-                               // the raw-TCP figures (baselines for other tools' runs)
+    std::uint8_t raw_only = 0;  // only the raw-TCP figures (baselines for other tools' runs)
+    std::uint8_t reserved1[3] = {};
+    std::uint32_t idle_s = 0;  // --cpu-idle: seconds connected and idle, CPU time measured
 };
+// Sent as bytes (client to server): every byte is a field, none is uninitialised padding.
+static_assert(std::has_unique_object_representations_v<Plan>);
 
 struct Options {
     Role role = Role::Loopback;
