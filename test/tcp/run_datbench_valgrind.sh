@@ -23,7 +23,7 @@ out=$(DAT_OVERRIDE=$conf timeout 600 valgrind --tool=memcheck -q --error-exitcod
 rc=$?
 echo "$out"
 fail=0
-[[ $rc -eq 0 ]] || { echo "FAIL: datbench under memcheck exited with $rc (99: memcheck found errors)"; fail=1; }
+[[ $rc -eq 0 ]] || { echo "FAIL: datbench under memcheck exited with $rc (memcheck errors, if any, are above)"; fail=1; }
 for t in 'DAT send/recv ping-pong' '|      8 B |' 'DAT send/recv, signaled' 'DAT RDMA read'; do
     grep -qF "$t" <<<"$out" || { echo "FAIL: no '$t' in the output"; fail=1; }
 done

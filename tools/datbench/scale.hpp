@@ -6,6 +6,7 @@
 #include <dat2/udat.h>
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "sock.hpp"
@@ -19,9 +20,11 @@ struct ScalePlan {
                                       // cap per listener, DAT_TCP_MAX_PENDING = 64)
     std::uint32_t lat_iters = 20000;  // timed ping-pong rounds per latency measurement
     std::uint32_t lat_warmup = 2000;
-    std::uint16_t raw_port = 0;   // raw-TCP set-up listener
-    std::uint32_t idle_dtos = 0;  // idle EPs' max_request_dtos and max_recv_dtos (0: default)
+    std::uint16_t raw_port = 0;     // raw-TCP set-up listener
+    std::uint8_t reserved[2] = {};  // sent as bytes: no uninitialised padding
+    std::uint32_t idle_dtos = 0;    // idle EPs' max_request_dtos and max_recv_dtos (0: default)
 };
+static_assert(std::has_unique_object_representations_v<ScalePlan>);
 
 // Raises the soft RLIMIT_NOFILE to the hard limit. Returns the soft limit now in force.
 std::uint64_t raise_fd_limit();
