@@ -204,12 +204,11 @@ void Engine::wake() noexcept {
         // taken back before the other thread, on the other CPU, has woken up; a short
         // sleep gives it the time. It comes only after thousands of misses in a row, when
         // the lock has been held for long (a big receive round, on a real kernel), and
-        // never while a consumer waits inline (below).
-        // A read-modify-write, only on this path: a reset by a poller that got the lock
-        // is never overwritten by an older count.
+        // never while a consumer waits in wait_inline: that one holds the lock for as long
+        // as it sleeps in epoll_wait, and dispatches what this poller looks for. The count
+        // is a read-modify-write (on this path only), so that a reset by a poller that got
+        // the lock is never overwritten by an older count.
         const unsigned m = dispatch_misses_.fetch_add(1, std::memory_order_relaxed) + 1;
-        // No sleep while a consumer waits in wait_inline: it holds the lock for as long as
-        // it sleeps in epoll_wait, and dispatches what this poller looks for.
         if (m % kNapAfterMisses == 0 && !inline_owner_.load(std::memory_order_relaxed))
             sys::nanosleep(&kMissNap);  // not a cancellation point (sys_io.hpp)
         else if (m % kYieldAfterMisses == 0)

@@ -187,10 +187,12 @@ start=$(date +%s.%N)
 tries=${OPENDAT_VM_BOOT_TRIES:-2}
 [[ $tries =~ ^[1-9][0-9]*$ ]] || vm_die "OPENDAT_VM_BOOT_TRIES must be a positive number"
 [[ ${OPENDAT_VM_PANIC_BOOTS:-0} =~ ^[0-9]+$ ]] || vm_die "OPENDAT_VM_PANIC_BOOTS must be a number"
+started_s=$SECONDS
+secs_left() { echo $((timeout_s - (SECONDS - started_s))); }
 attempt=1
 while :; do
-  left=$(awk -v a="$start" -v now="$(date +%s.%N)" -v t="$timeout_s" \
-    'BEGIN { l = t - (now - a); printf "%d", (l < 1 ? 1 : l) }')
+  left=$(secs_left)
+  [ "$left" -ge 1 ] || left=1
   seen=$(wc -l <"$log_file")
   # OPENDAT_VM_PANIC_BOOTS=N (a test of this retry): the first N boots get an init that
   # does not exist, and the kernel panics at once.
@@ -207,9 +209,7 @@ while :; do
   if grep -aq 'Attempted to kill init' <<<"$this_boot"; then break; fi
   [ "$attempt" -lt "$tries" ] || break
   # Too little time left for a boot and the command: end as a failed boot (125).
-  left=$(awk -v a="$start" -v now="$(date +%s.%N)" -v t="$timeout_s" \
-    'BEGIN { printf "%d", t - (now - a) }')
-  [ "$left" -ge 30 ] || break
+  [ "$(secs_left)" -ge 30 ] || break
   vm_log "the guest kernel panicked before the command started (boot $attempt of $tries; console log: $log_file):"
   grep -a -m 4 -E 'BUG:|Oops|RIP:|Kernel panic' <<<"$this_boot" | sed 's/^/  console: /' >&2
   attempt=$((attempt + 1))
