@@ -46,6 +46,14 @@ fail_vm() {
     "$2/Testing/Temporary/LastTest.log" 2>/dev/null | tail -n 25 | sed 's/^/    /') || true
   [ -z "$why" ] || failures+=("$why")
 }
+# run_ctest <fail_ctest|fail_vm> <what> <build dir> <command...>: one ctest run there, its
+# failures recorded by the given function under <what>.
+run_ctest() {
+  local on_fail=$1 what=$2 dir=$3
+  shift 3
+  clear_failed "$dir"
+  "$@" || "$on_fail" "$what" "$dir"
+}
 for preset in $(step presets && echo default $sanitizers); do
   started=$SECONDS
   echo "==== preset $preset: build"
@@ -56,10 +64,8 @@ for preset in $(step presets && echo default $sanitizers); do
   # cannot add to: it runs in the default preset only, to keep CI inside its time budget.
   exclude=vm
   [ "$preset" = default ] || exclude='vm|package'
-  clear_failed "build/$preset"
-  if ! ctest --preset "$preset" --timeout 600 -LE "$exclude"; then
-    fail_ctest "preset $preset" "build/$preset"
-  fi
+  run_ctest fail_ctest "preset $preset" "build/$preset" \
+    ctest --preset "$preset" --timeout 600 -LE "$exclude"
   # What the host fault matrix (tcp_faults) verified, one line per fault.
   grep -h '\[fault\]' "build/$preset/Testing/Temporary/LastTest.log" 2>/dev/null || true
   echo "==== preset $preset: $((SECONDS - started)) s (run so far: $SECONDS s)"
@@ -83,10 +89,7 @@ if step fuzz && [ "${OPENDAT_FUZZ:-1}" != 0 ]; then
   echo "==== preset fuzz: build"
   bash scripts/build.sh fuzz
   echo "==== preset fuzz: test"
-  clear_failed build/fuzz
-  if ! ctest --preset fuzz -j2 --timeout 600; then
-    fail_ctest "preset fuzz" build/fuzz
-  fi
+  run_ctest fail_ctest "preset fuzz" build/fuzz ctest --preset fuzz -j2 --timeout 600
 fi
 
 # The verbs provider needs an RDMA device. Its host tests ran above; its RDMA suite
@@ -156,21 +159,15 @@ else
         started=$SECONDS
         bash scripts/build.sh default -DOPENDAT_VM_TESTS=ON
         # Prepared above: from here on, a VM that does not run is a failure, not a skip.
-        clear_failed build/default
-        if ! OPENDAT_VM_REQUIRED=1 ctest --test-dir build/default -R '^vm_verbs$' \
-          --output-on-failure --timeout 2400; then
-          fail_vm "soft-RoCE VM" build/default
-        fi
+        run_ctest fail_vm "soft-RoCE VM" build/default env OPENDAT_VM_REQUIRED=1 \
+          ctest --test-dir build/default -R '^vm_verbs$' --output-on-failure --timeout 2400
         echo "verbs: RDMA suite in the VM: $((SECONDS - started)) s"
         # The tcp provider's netem fault matrix (test/tcp/netem_test.cpp) in the same VM
         # setup; -V so that the log shows each fault's "[fault] ..." line.
         echo "==== soft-RoCE VM: the netem fault matrix (ctest -R '^vm_netem\$')"
         started=$SECONDS
-        clear_failed build/default
-        if ! OPENDAT_VM_REQUIRED=1 ctest --test-dir build/default -R '^vm_netem$' -V \
-          --timeout 2400; then
-          fail_vm "soft-RoCE VM" build/default
-        fi
+        run_ctest fail_vm "soft-RoCE VM" build/default env OPENDAT_VM_REQUIRED=1 \
+          ctest --test-dir build/default -R '^vm_netem$' -V --timeout 2400
         echo "netem fault matrix in the VM: $((SECONDS - started)) s"
         ;;
       2) rdma_skip "test/vm/prepare.sh could not obtain what the VM needs (its reason is above)" ;;
