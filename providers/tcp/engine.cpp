@@ -320,7 +320,7 @@ void Engine::InlineWake::on_events(std::uint32_t) noexcept {
     return true;
 }
 
-[[gnu::hot]] bool Engine::wait_inline(std::uint32_t timeout_us) noexcept {
+[[gnu::hot]] bool Engine::wait_inline(std::uint32_t timeout_us, std::uint64_t seen) noexcept {
     const int ms =
         timeout_us == UINT32_MAX
             ? -1
@@ -329,6 +329,11 @@ void Engine::InlineWake::on_events(std::uint32_t) noexcept {
     // object in the results is freed meanwhile (the thread drains parked objects only
     // when it gets this lock).
     std::lock_guard dlk(dispatch_mu_);
+    // A wake since the owner last looked at its condition: its eventfd may be drained
+    // already, by a poller's epoll round (poll_inline) between that look and this lock.
+    // Looked at under the lock that every drain holds: a later wake's eventfd is still
+    // full when epoll_wait below looks (wake_inline counts before it writes).
+    if (inline_wakes_.load() != seen) return true;
     reattach_detached();  // this thread sleeps in the set now: everything must be in it
     streak_ = 0;
     epoll_event events[kBatch];
@@ -375,6 +380,7 @@ void Engine::InlineWake::on_events(std::uint32_t) noexcept {
 }
 
 void Engine::wake_inline() noexcept {
+    inline_wakes_.fetch_add(1);  // before the write: see wait_inline
     std::uint64_t one = 1;
     [[maybe_unused]] ssize_t n = sys::write(inline_wake_.fd, &one, sizeof one);
 }

@@ -119,13 +119,17 @@ class Engine {
 
     // A consumer about to block in dat_evd_wait: true if its thread now owns the progress
     // (one thread at a time, and only under the wait_in_epoll policy). Then
-    // wait_inline(us) sleeps in epoll_wait for at most `us` microseconds (UINT32_MAX:
+    // wait_inline(us, seen) sleeps in epoll_wait for at most `us` microseconds (UINT32_MAX:
     // no limit) and dispatches what arrives; it returns false when the progress thread is
     // wanted (its eventfd fired): the consumer must give the progress back and wait the
     // ordinary way. end_inline_wait() gives it back. wake_inline(), from any thread, ends
-    // the owner's current wait_inline (an event was posted for it elsewhere).
+    // the owner's current wait_inline (an event was posted for it elsewhere); a
+    // wait_inline whose `seen` (inline_wakes(), read before the owner last looked at its
+    // condition) is older returns at once: a poller may have drained that wake's eventfd
+    // before the owner went to sleep.
     bool begin_inline_wait() noexcept;
-    bool wait_inline(std::uint32_t timeout_us) noexcept;
+    std::uint64_t inline_wakes() const noexcept { return inline_wakes_.load(); }
+    bool wait_inline(std::uint32_t timeout_us, std::uint64_t seen) noexcept;
     void end_inline_wait() noexcept;
     void wake_inline() noexcept;
 
@@ -216,6 +220,7 @@ class Engine {
     // two never sleep on the same set); the thread stands aside for a long wait (the
     // owner wakes it when it gives the progress back).
     std::atomic<bool> inline_owner_{false};
+    std::atomic<std::uint64_t> inline_wakes_{0};  // wake_inline() calls (inline_wakes())
     std::atomic<bool> in_epoll_{false};
     std::atomic<bool> standby_long_{false};
     InlineWake inline_wake_;

@@ -99,8 +99,9 @@ class TcpTransport final : public util::Transport {
     }
     void end_inline_progress() noexcept override { engine_.hand_back(); }
     [[gnu::hot]] bool wait_inline_begin() noexcept override { return engine_.begin_inline_wait(); }
-    [[gnu::hot]] bool wait_inline(std::uint32_t timeout_us) noexcept override {
-        return engine_.wait_inline(timeout_us);
+    std::uint64_t wait_inline_wakes() const noexcept override { return engine_.inline_wakes(); }
+    [[gnu::hot]] bool wait_inline(std::uint32_t timeout_us, std::uint64_t seen) noexcept override {
+        return engine_.wait_inline(timeout_us, seen);
     }
     [[gnu::hot]] void wait_inline_end() noexcept override { engine_.end_inline_wait(); }
     void wait_inline_wake() noexcept override { engine_.wake_inline(); }

@@ -201,6 +201,9 @@ Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cn
     const auto deadline = Clock::now() + std::chrono::microseconds(forever ? 0 : *timeout_us);
     bool done = false;
     for (;;) {
+        // Read before the look: a wake for an event posted after the look ends the sleep
+        // below even if another thread drained its eventfd first (Transport::wait_inline).
+        const std::uint64_t wakes = progress_->wait_inline_wakes();
         {
             std::lock_guard lk(mu_);
             if ((count_ >= static_cast<std::size_t>(threshold) &&
@@ -221,7 +224,7 @@ Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cn
             }
             us = static_cast<std::uint32_t>(left);
         }
-        if (!progress_->wait_inline(us)) break;  // the progress is wanted elsewhere
+        if (!progress_->wait_inline(us, wakes)) break;  // the progress is wanted elsewhere
     }
     {
         std::lock_guard lk(mu_);

@@ -211,13 +211,19 @@ class Transport {
     // for is received by the thread that waits for it (one wake-up, as a blocking recv()
     // has) instead of by a progress thread that then wakes it. wait_inline_begin(): true
     // if this thread now owns that progress (one thread at a time; false: wait the usual
-    // way). wait_inline(us): sleeps in it for at most `us` microseconds (UINT32_MAX: no
-    // limit), handles what arrives, and returns (early after any of it); false means the
-    // progress is wanted elsewhere: stop and wait the usual way. wait_inline_end() gives
-    // it back. wait_inline_wake(), from any thread: the owner's current wait_inline returns
-    // (an event was posted for it elsewhere). Defaults: never.
+    // way). wait_inline(us, seen): sleeps in it for at most `us` microseconds (UINT32_MAX:
+    // no limit), handles what arrives, and returns (early after any of it); false means
+    // the progress is wanted elsewhere: stop and wait the usual way. wait_inline_end()
+    // gives it back. wait_inline_wake(), from any thread: the owner's current wait_inline
+    // returns (an event was posted for it elsewhere), and so does its next one if the wake
+    // came after wait_inline_wakes() returned `seen`: the owner reads that count before it
+    // looks at its condition, so a wake between that look and its sleep is not lost.
+    // Defaults: never.
     virtual bool wait_inline_begin() noexcept { return false; }
-    virtual bool wait_inline(std::uint32_t /*timeout_us*/) noexcept { return false; }
+    virtual std::uint64_t wait_inline_wakes() const noexcept { return 0; }
+    virtual bool wait_inline(std::uint32_t /*timeout_us*/, std::uint64_t /*seen*/) noexcept {
+        return false;
+    }
     virtual void wait_inline_end() noexcept {}
     virtual void wait_inline_wake() noexcept {}
 

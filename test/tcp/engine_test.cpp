@@ -160,8 +160,10 @@ class InlineWaiter {
         thread_ = std::thread([this, timeout_us] {
             if (!own_progress(engine_)) return;
             owned.store(true);
-            while (!stop_.load()) {
-                engine_.wait_inline(timeout_us);
+            for (;;) {
+                const std::uint64_t seen = engine_.inline_wakes();  // as Evd: before the look
+                if (stop_.load()) break;
+                engine_.wait_inline(timeout_us, seen);
                 last_return.store(Clock::now().time_since_epoch().count());
             }
             engine_.end_inline_wait();
@@ -326,6 +328,31 @@ TEST(EngineSpin, AnInlineWaitReturnsWhenTheBusyConnectionEnds) {
     ASSERT_TRUE(answered) << "the busy connection was not polled";
     EXPECT_GE(waited.count(), 0);
     EXPECT_LT(waited, 500ms) << "the wait went on after the connection ended";
+}
+
+// A wake for the inline waiter (an event posted for it on another thread) that comes after
+// the waiter looked at its condition and before it went to sleep, and whose eventfd a
+// polling consumer of the same IA drains in an epoll round meanwhile: the sleep that
+// follows must not wait out its timeout (with no timeout, it would never end). The count
+// the waiter read before its look (inline_wakes()) tells it.
+TEST(EngineInlineWait, AWakeThatAPollerDrainedStillEndsTheNextSleep) {
+    Engine engine{inline_policy()};
+    ASSERT_TRUE(engine.ok());
+    ASSERT_TRUE(own_progress(engine)) << "this thread never owned the progress";
+    const std::uint64_t seen = engine.inline_wakes();   // the waiter looks: nothing yet
+    engine.wake_inline();                               // an event posted elsewhere
+    std::thread([&] { engine.poll_inline(); }).join();  // a poller's epoll round drains it
+    auto t0 = Clock::now();
+    engine.wait_inline(3000000, seen);
+    const Clock::duration woken = Clock::now() - t0;
+    // With the count up to date, the same call sleeps (here for 200 ms): it was the wake
+    // that ended the first one, not a leftover of the eventfd.
+    t0 = Clock::now();
+    engine.wait_inline(200000, engine.inline_wakes());
+    const Clock::duration slept = Clock::now() - t0;
+    engine.end_inline_wait();
+    EXPECT_LT(woken, 1s) << "the wake was lost: the wait slept out its timeout";
+    EXPECT_GE(slept, 150ms) << "a wait with nothing to wake it returned early";
 }
 
 }  // namespace
