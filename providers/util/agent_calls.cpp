@@ -10,6 +10,7 @@ std::shared_ptr<AgentCalls> AgentCalls::start(DAT_OS_WAIT_PROXY_AGENT agent) noe
     try {
         std::shared_ptr<AgentCalls> self(new AgentCalls);
         self->agent_ = agent;
+        self->owed_.resize(kSlots);
         // The thread holds its own reference: the state outlives a CNO freed by its agent.
         self->thread_ = std::thread(run, self);
         return self;
@@ -31,11 +32,22 @@ void AgentCalls::set_agent(DAT_OS_WAIT_PROXY_AGENT agent) noexcept {
 void AgentCalls::request(DAT_EVD_HANDLE evd) noexcept {
     std::lock_guard lk(mu_);
     if (std::find(owed_.begin(), owed_.begin() + n_owed_, evd) != owed_.begin() + n_owed_) return;
-    if (n_owed_ == kSlots) {
-        owed_[kSlots - 1] = evd;  // coalesced: the agent still learns that events are due
-    } else {
-        owed_[n_owed_++] = evd;
+    if (n_owed_ == owed_.size()) {
+        // More EVDs owed at once than ever before. Overwriting one would leave its
+        // consumer, who relies on the agent, never told about that EVD's events.
+        try {
+            owed_.resize(owed_.size() * 2);
+        } catch (...) {
+            // No memory: the newest takes the last place, so that the agent still learns
+            // that events are due (one EVD's call is lost, and said so).
+            DAPL_TRC(trace::kError, "cno", "no memory to owe the agent a call for EVD %p",
+                     static_cast<void *>(owed_[n_owed_ - 1]));
+            owed_[n_owed_ - 1] = evd;
+            cv_.notify_one();
+            return;
+        }
     }
+    owed_[n_owed_++] = evd;
     cv_.notify_one();
 }
 

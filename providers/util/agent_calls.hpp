@@ -11,11 +11,11 @@
 
 #include <dat2/udat.h>
 
-#include <array>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace opendat::util {
 
@@ -26,7 +26,8 @@ class AgentCalls {
     ~AgentCalls();
 
     void set_agent(DAT_OS_WAIT_PROXY_AGENT agent) noexcept;
-    // Never blocks beyond a short lock and never allocates: safe under any provider lock.
+    // Never blocks beyond a short lock: safe under any provider lock. Allocates only when
+    // more distinct EVDs are owed at once than ever before (kSlots are there from the start).
     void request(DAT_EVD_HANDLE evd) noexcept;
     // Ends the thread: a call in progress finishes first, owed calls are dropped. From the
     // agent itself (it freed its own CNO) the thread is left to finish on its own.
@@ -36,11 +37,11 @@ class AgentCalls {
     AgentCalls() = default;
     static void run(std::shared_ptr<AgentCalls> self) noexcept;
 
-    static constexpr std::size_t kSlots = 16;  // distinct EVDs owed at once
+    static constexpr std::size_t kSlots = 16;  // distinct EVDs owed at once, reserved
     std::mutex mu_;
     std::condition_variable cv_;
     DAT_OS_WAIT_PROXY_AGENT agent_{};
-    std::array<DAT_EVD_HANDLE, kSlots> owed_{};
+    std::vector<DAT_EVD_HANDLE> owed_;  // in the order they became owed
     std::size_t n_owed_ = 0;
     bool stopping_ = false;
     std::thread thread_;

@@ -530,10 +530,13 @@ DAT_RETURN ep_free(DAT_EP_HANDLE h) noexcept {
         if (Rsp *rsp = as<Rsp>(ep->rsp); rsp != nullptr && rsp->ep == ep) rsp->ep = nullptr;
         ep->rsp = nullptr;
     }
-    release_uses(ep);
     ep->magic = kMagicDead;  // invalid from now on
     Transport *tr = ep->ia->transport.get();
     tr->ep_destroy(ep);
+    // Its EVDs and PZ count it as a user until the transport can no longer post to them
+    // or place through them: a dat_evd_free racing this one must get DAT_INVALID_STATE,
+    // not free a ring the progress still writes a completion into.
+    release_uses(ep);
     // Only now may the SRQ go: the transport's teardown still gave its receives back.
     if (ep->srq != nullptr) ep->srq->users.fetch_sub(1);
     // Freed when the transport lets go of it (its progress thread may still hold it).
@@ -578,10 +581,11 @@ DAT_RETURN sp_create(Ia *ia, S *sp) noexcept {
 // dat_psp_free / dat_rsp_free once the entry point let go of the service point.
 template <class S>
 void sp_free(S *sp) noexcept {
-    sp->evd->users.fetch_sub(1);
     sp->ia->release(sp);
     sp->magic = kMagicDead;
     sp->ia->transport->sp_close(sp);
+    // Only now: until sp_close a connection request may still post to the EVD.
+    sp->evd->users.fetch_sub(1);
     delete sp;  // no request reaches it after sp_close
 }
 

@@ -310,6 +310,14 @@ DAT_RETURN Evd::resize(DAT_COUNT qlen) noexcept {
 DAT_RETURN Evd::ring_resize(DAT_COUNT qlen) noexcept {
     std::lock_guard lk(mu_);
     if (qlen <= 0 || static_cast<std::size_t>(qlen) < count_) return bad_arg(2);
+    // evd_resize refused a waiter it saw; one that came in after that look counts itself
+    // here, under our lock, and checked its threshold against the old size: a smaller
+    // ring could leave it waiting for a count the ring can never hold.
+    if (waiters_ > 0) {
+        DAPL_TRC(trace::kError, "evd", "dat_evd_resize: EVD %p has a waiter",
+                 static_cast<void *>(this));
+        return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_WAITER);
+    }
     try {
         std::vector<DAT_EVENT> fresh(static_cast<std::size_t>(qlen));
         for (std::size_t i = 0; i < count_; ++i) fresh[i] = ring_[(head_ + i) % ring_.size()];

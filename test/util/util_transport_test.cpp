@@ -12,10 +12,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -463,6 +465,51 @@ TEST(UtilCno, FreeRightAfterDetachWhileEventsArrive) {
     EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
 }
 
+// More EVDs owed an agent call at once than AgentCalls has places for at the start (the
+// agent is busy meanwhile): each one still gets its call, none is overwritten. A consumer
+// that relies on the agent to learn of an EVD's events would wait for ever on a lost one.
+struct AgentLog {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool open = false;  // the first call waits until the test opens the gate
+    std::vector<DAT_EVD_HANDLE> called;
+};
+void logging_agent(DAT_PVOID ctx, DAT_EVD_HANDLE evd) {
+    auto *log = static_cast<AgentLog *>(ctx);
+    std::unique_lock lk(log->mu);
+    log->called.push_back(evd);
+    log->cv.notify_all();
+    log->cv.wait(lk, [&] { return log->open; });
+}
+
+TEST(UtilCno, EveryEvdOwedAnAgentCallGetsIt) {
+    AgentLog log;
+    auto calls = AgentCalls::start(DAT_OS_WAIT_PROXY_AGENT{&log, &logging_agent});
+    ASSERT_NE(calls, nullptr);
+    std::vector<int> evds(41);  // stand-ins: the agent only compares the handles
+    calls->request(&evds[0]);
+    {
+        std::unique_lock lk(log.mu);  // the agent is busy with the first
+        ASSERT_TRUE(
+            log.cv.wait_for(lk, std::chrono::seconds(5), [&] { return !log.called.empty(); }));
+    }
+    for (std::size_t i = 1; i < evds.size(); ++i) {
+        calls->request(&evds[i]);
+        calls->request(&evds[i]);  // owed twice before its call: one call (coalesced)
+    }
+    {
+        std::unique_lock lk(log.mu);
+        log.open = true;
+        log.cv.notify_all();
+        log.cv.wait_for(lk, std::chrono::seconds(5),
+                        [&] { return log.called.size() >= evds.size(); });
+    }
+    calls->stop();
+    ASSERT_EQ(log.called.size(), evds.size());
+    for (std::size_t i = 0; i < evds.size(); ++i)
+        EXPECT_EQ(log.called[i], &evds[i]) << "call " << i;  // in the order they became owed
+}
+
 // The sync calls succeed on util's coherent memory; completion_flags_supported is what the
 // transport's Limits say (the default: none beyond DAT_COMPLETION_DEFAULT_FLAG).
 TEST(UtilMem, LmrSyncAndCompletionFlags) {
@@ -636,6 +683,10 @@ TEST(UtilEvd, ResizeUnderAWaiterIsRefused) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     const DAT_RETURN rc = t->evd_resize_func(evd, 2);
     EXPECT_EQ(DAT_GET_TYPE(rc), DAT_INVALID_STATE) << "resized under a waiter for 4 events";
+    // The EVD's own resize refuses it too: a waiter that came in after the entry point's
+    // look (has_waiter) is seen there, under the EVD's lock.
+    EXPECT_EQ(DAT_GET_TYPE(static_cast<Evd *>(evd)->resize(2)), DAT_INVALID_STATE)
+        << "the ring shrank under a waiter for 4 events";
     DAT_EVENT se{};
     se.event_number = DAT_SOFTWARE_EVENT;
     for (int i = 0; i < 4; ++i) t->evd_post_se_func(evd, &se);
