@@ -37,6 +37,7 @@ DAT_RETURN ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen, DAT_EVD_HANDLE *asyn
         if (evd == nullptr || !(evd->flags & DAT_EVD_ASYNC_FLAG))
             return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_ASYNC);
         evd->users.fetch_add(1);
+        evd->lent_as_async.fetch_add(1);
         ia->async_evd = evd;
     }
     DAPL_TRC(trace::kNormal, "ia", "opened %s as %p", inst->name.c_str(),
@@ -65,6 +66,16 @@ DAT_RETURN ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR_MASK
 }
 
 namespace {
+
+// One of the IA's EVDs that another IA was opened with as its async EVD, if any.
+const Evd *lent_async_evd(Ia *ia) noexcept {
+    std::lock_guard lk(ia->children_mu);
+    for (const Header *h : ia->children)
+        if (h->type == DAT_HANDLE_TYPE_EVD &&
+            static_cast<const Evd *>(h)->lent_as_async.load() != 0)
+            return static_cast<const Evd *>(h);
+    return nullptr;
+}
 
 // Frees every child object of `ia` through the entry points, users before what they use:
 // EPs (their EVDs and PZ), service points (their EVDs), RMRs (their LMR), LMRs, EVDs
@@ -141,6 +152,16 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
     // A graceful close requires the consumer to have freed everything; abrupt tears down.
     if (flags == DAT_CLOSE_GRACEFUL_FLAG && ia->objects.load() != 0)
         return err(DAT_INVALID_STATE, DAT_INVALID_STATE_IA_IN_USE);
+    // Even an abrupt close cannot take an EVD that another open IA posts its asynchronous
+    // errors to: that IA would post into freed memory, and the EVD would name this IA and
+    // its transport after both are gone. That IA closes first.
+    if (const Evd *lent = lent_async_evd(ia); lent != nullptr) {
+        DAPL_TRC(trace::kError, "ia",
+                 "dat_ia_close: EVD %p of IA %p is another open IA's async EVD: close that IA "
+                 "first",
+                 static_cast<const void *>(lent), static_cast<void *>(ia));
+        return err(DAT_INVALID_STATE, DAT_INVALID_STATE_IA_IN_USE);
+    }
     DAPL_TRC(trace::kNormal, "ia", "closing %s (%d objects left)", ia->instance->name.c_str(),
              ia->objects.load());
     // Requests nobody answered: refused and freed while the transport still runs.
@@ -161,7 +182,10 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
     // Stops the progress engine and releases every socket.
     ia->transport.reset();
     // Nothing posts to a consumer's async EVD any more: the use dat_ia_open took goes.
-    if (!ia->own_async_evd && ia->async_evd != nullptr) ia->async_evd->users.fetch_sub(1);
+    if (!ia->own_async_evd && ia->async_evd != nullptr) {
+        ia->async_evd->lent_as_async.fetch_sub(1);
+        ia->async_evd->users.fetch_sub(1);
+    }
     if (consumer_async != nullptr) evd_free(consumer_async);
     if (ia->own_async_evd) {
         ia->async_evd->retire();  // a thread may wait on it: released first (evd_free)

@@ -123,6 +123,9 @@ struct Evd : Header {
 
     const DAT_EVD_FLAGS flags;
     std::atomic<int> users{0};  // EPs/PSPs/RSPs naming this EVD: freeing it is refused
+    // Other IAs opened with this EVD as their async EVD (counted in users too): its own IA
+    // may not close, even abruptly, while they post there (entry::ia_close).
+    std::atomic<int> lent_as_async{0};
 
     // dat_evd_wait calls inside this EVD (entry::evd_wait): a thread blocked in one must
     // not find the EVD destroyed under it. enter_wait() counts the caller in and is false

@@ -670,6 +670,34 @@ TEST(UtilEvd, ConsumerAsyncEvdStaysInUseWhileTheIaIsOpen) {
     EXPECT_EQ(t->ia_close_func(a, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
 }
 
+// IA b was opened with an EVD of IA a as its async EVD: even an abrupt close of a is
+// refused while b is open (b would post into a freed EVD, which would name a freed IA and
+// transport), with an error line; once b has closed, a's abrupt close frees that EVD too.
+TEST(UtilEvd, AbruptCloseOfTheIaOfAnotherIasAsyncEvdIsRefused) {
+    Instance bare("util-async-lent", "65536 16", &make_bare);
+    const DAT_PROVIDER *t = bare.table;
+    DAT_IA_HANDLE a = bare.open();
+    DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+    const auto flags = static_cast<DAT_EVD_FLAGS>(DAT_EVD_ASYNC_FLAG | DAT_EVD_DTO_FLAG);
+    ASSERT_EQ(t->evd_create_func(a, 4, DAT_HANDLE_NULL, flags, &async), DAT_SUCCESS);
+    DAT_IA_HANDLE b = DAT_HANDLE_NULL;
+    DAT_EVD_HANDLE given = async;
+    ASSERT_EQ(t->ia_open_func(const_cast<char *>(bare.info.ia_name), 4, &given, &b), DAT_SUCCESS);
+    testing::internal::CaptureStderr();
+    const DAT_RETURN rc = t->ia_close_func(a, DAT_CLOSE_ABRUPT_FLAG);
+    const std::string said = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(DAT_GET_TYPE(rc), DAT_INVALID_STATE) << std::hex << rc;
+    EXPECT_EQ(DAT_GET_SUBTYPE(rc), DAT_INVALID_STATE_IA_IN_USE) << std::hex << rc;
+    EXPECT_NE(said.find("another open IA's async EVD"), std::string::npos) << said;
+    // a and its EVD still work: b's asynchronous error arrives there.
+    post_async(static_cast<Ia *>(b), DAT_ASYNC_ERROR_IA_CATASTROPHIC, b);
+    DAT_EVENT ev{};
+    EXPECT_EQ(t->evd_dequeue_func(async, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_ASYNC_ERROR_IA_CATASTROPHIC);
+    EXPECT_EQ(t->ia_close_func(b, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+    EXPECT_EQ(t->ia_close_func(a, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS) << "b closed: a may go";
+}
+
 // dat_evd_resize below the threshold a thread already waits for: the wait can never be met
 // (and an infinite one never ends). A resize while a thread waits is refused
 // (DAT_INVALID_STATE), as the reference's is; afterwards it goes through.
