@@ -149,7 +149,6 @@ class TcpEp final : public Pollable {
     bool ctrl_full() const noexcept { return ctrl_tail_ - ctrl_head_ == ctrl_.size(); }
     void reap() noexcept;
     void half_close() noexcept;
-    bool fence_holds() const noexcept { return fence_holds_at(sq_tx_); }
     // Our DISC is still to go (never after close_after_ctrl_: its last control frame
     // half-closes the socket).
     bool disc_due() const noexcept { return disc_wanted_ && !disc_sent_ && !close_after_ctrl_; }

@@ -576,10 +576,12 @@ void TcpEp::idle(bool *recv_idle, bool *req_idle) const noexcept {
         want = EPOLLOUT;
     } else {
         if (!rx_.blocked) want |= kReadEvents;
-        // Limits per peer: after a violation's NAK nothing more is sent; queued requests
-        // must not keep EPOLLOUT armed on the half-closed socket (a busy loop).
-        bool pending = tx_src_ != TxSrc::None || ctrl_head_ != ctrl_tail_ ||
-                       (sq_tx_ != sq_tail_ && !close_after_ctrl_ && !fence_holds()) || disc_due();
+        // EPOLLOUT only for a frame the next transmit round can pick: the socket is
+        // always writable, and a frame that must wait would keep the round coming back
+        // with nothing to send (a busy loop). Requests wait after a violation's NAK (our
+        // side is half-closed) or behind a fence, and our DISC behind every request.
+        std::uint64_t next = sq_tx_;
+        bool pending = tx_src_ != TxSrc::None || pick_frame(ctrl_head_, &next) != TxSrc::None;
         if (pending) want |= EPOLLOUT;
     }
     if (detached_) {

@@ -933,6 +933,81 @@ TEST(Attack, FreedReadDestinationIsNeverWritten) {
     EXPECT_EQ(reap(pid), 0);
 }
 
+// A graceful disconnect whose DISC must wait behind a fenced request
+// (DAT_COMPLETION_BARRIER_FENCE_FLAG), which waits for an RDMA read the peer never
+// answers. Nothing can be sent until the close deadline, so nothing may keep EPOLLOUT
+// armed meanwhile: the socket is writable, and the progress thread would spin on it
+// (~1 s of CPU per second) until DAT_TCP_CLOSE_MS. The process stays idle; the deadline
+// ends the connection and both requests come back flushed, in order.
+TEST(Attack, ADiscBehindAFencedRequestKeepsTheProcessIdle) {
+    in_addr me = own_address();
+    std::uint16_t port = 0;
+    int l = attack::listen_tcp(me, &port);
+    ASSERT_GE(l, 0);
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        setenv("DAT_TCP_CLOSE_MS", "1500", 1);
+        Node c;
+        Region r;
+        CHILD_CHECK(r.map(4096, 0));
+        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+        std::uint16_t p = 0;
+        CHILD_CHECK(ch.recv(&p));
+        DAT_EVENT_NUMBER outcome;
+        CHILD_CHECK(c.connect(p, &outcome) == DAT_SUCCESS &&
+                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        CHILD_CHECK(r.reg(c) == DAT_SUCCESS);
+        DAT_LMR_TRIPLET iov = r.iov();
+        DAT_RMR_TRIPLET remote{};
+        remote.rmr_context = 0x1234;
+        remote.virtual_address = 0x10000;
+        remote.segment_length = 4096;
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = 1;
+        CHILD_CHECK(dat_ep_post_rdma_read(c.ep, 1, &iov, ck, &remote,
+                                          DAT_COMPLETION_DEFAULT_FLAG) == DAT_SUCCESS);
+        ck.as_64 = 2;
+        iov.segment_length = 64;
+        CHILD_CHECK(dat_ep_post_send(c.ep, 1, &iov, ck, DAT_COMPLETION_BARRIER_FENCE_FLAG) ==
+                    DAT_SUCCESS);
+        int read_seen = 0;
+        CHILD_CHECK(ch.recv(&read_seen));  // the peer has the read request, and sits on it
+        CHILD_CHECK(dat_ep_disconnect(c.ep, DAT_CLOSE_GRACEFUL_FLAG) == DAT_SUCCESS);
+        const double cpu0 = own_cpu();
+        const auto t0 = std::chrono::steady_clock::now();
+        const DAT_EVENT_NUMBER end = connection_end(c, 10'000'000);
+        const double secs =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double cpu = own_cpu() - cpu0;
+        std::printf("[ fenced DISC ] event 0x%x after %.3f s, %.3f s CPU meanwhile\n", end, secs,
+                    cpu);
+        CHILD_CHECK(end != DAT_EVENT_NUMBER(0));
+        CHILD_CHECK(secs > 1.0 && secs < 5.0);  // the close deadline, not earlier
+        CHILD_CHECK(cpu < 0.1 * secs + 0.05);   // a spinning progress thread uses ~1.0 * secs
+        DAT_EVENT ev;
+        for (DAT_UINT64 want = 1; want <= 2; ++want) {
+            CHILD_CHECK(c.next(c.req_evd, &ev) == DAT_SUCCESS);
+            const DAT_DTO_COMPLETION_EVENT_DATA &d = ev.event_data.dto_completion_event_data;
+            CHILD_CHECK(d.user_cookie.as_64 == want && d.status == DAT_DTO_ERR_FLUSHED);
+        }
+        return 0;
+    });
+    ch.parent_side();
+    ASSERT_TRUE(ch.send(port));
+    int fd = accept(l, nullptr, nullptr);
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(attack::answer_conn_req(fd));
+    FrameHeader req{};
+    ASSERT_TRUE(attack::recv_all(fd, &req, sizeof req));
+    ASSERT_EQ(req.op, kReadReq);
+    ASSERT_TRUE(ch.send(1));
+    EXPECT_TRUE(attack::wait_closed(fd, 10000));  // nothing more comes: no send, no DISC
+    close(fd);
+    close(l);
+    EXPECT_EQ(reap(pid), 0);
+}
+
 // A flood of idle connections (no CONN_REQ) far beyond the child's descriptor limit. The
 // child stays idle (CPU time measured over the attack), drops idle connections at the
 // handshake deadline, and a legitimate client still connects during the flood.
