@@ -67,8 +67,10 @@ DAT_RETURN ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd, DAT_IA_ATTR_MASK
 
 namespace {
 
-// One of the IA's EVDs that another IA was opened with as its async EVD, if any.
+// One of the IA's EVDs that another IA was opened with as its async EVD, if any: one the
+// consumer made, or the one dat_ia_open made for it (handed out too, but no child).
 const Evd *lent_async_evd(Ia *ia) noexcept {
+    if (ia->own_async_evd && ia->async_evd->lent_as_async.load() != 0) return ia->async_evd;
     std::lock_guard lk(ia->children_mu);
     for (const Header *h : ia->children)
         if (h->type == DAT_HANDLE_TYPE_EVD &&

@@ -312,8 +312,9 @@ DAT_RETURN Evd::ring_resize(DAT_COUNT qlen) noexcept {
     if (qlen <= 0 || static_cast<std::size_t>(qlen) < count_) return bad_arg(2);
     // evd_resize refused a waiter it saw; one that came in after that look counts itself
     // here, under our lock, and checked its threshold against the old size: a smaller
-    // ring could leave it waiting for a count the ring can never hold.
-    if (waiters_ > 0) {
+    // ring could leave it waiting for a count the ring can never hold. (Growing is fine:
+    // util grows the IA's async EVD for SRQ endpoints while a thread may wait on it.)
+    if (waiters_ > 0 && static_cast<std::size_t>(qlen) < ring_.size()) {
         DAPL_TRC(trace::kError, "evd", "dat_evd_resize: EVD %p has a waiter",
                  static_cast<void *>(this));
         return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_WAITER);

@@ -1002,7 +1002,9 @@ TEST(Attack, ADiscBehindAFencedRequestKeepsTheProcessIdle) {
     ASSERT_TRUE(attack::recv_all(fd, &req, sizeof req));
     ASSERT_EQ(req.op, kReadReq);
     ASSERT_TRUE(ch.send(1));
-    EXPECT_TRUE(attack::wait_closed(fd, 10000));  // nothing more comes: no send, no DISC
+    std::size_t more = 0;
+    EXPECT_TRUE(attack::wait_closed(fd, 10000, &more));
+    EXPECT_EQ(more, 0u) << "something was sent past the fence (the send, or the DISC)";
     close(fd);
     close(l);
     EXPECT_EQ(reap(pid), 0);

@@ -152,7 +152,7 @@ bool wait_for(const std::atomic<bool> &flag) {
 }
 
 // A consumer in dat_evd_wait, on its own thread: it owns the progress and calls
-// wait_inline(timeout_us) in a loop (it sleeps in the engine's epoll_wait, and spins after
+// wait_inline(timeout_us, seen) in a loop (it sleeps in the engine's epoll_wait, and spins after
 // each round that found something), noting when each call returned, until destroyed.
 class InlineWaiter {
   public:
@@ -339,9 +339,14 @@ TEST(EngineInlineWait, AWakeThatAPollerDrainedStillEndsTheNextSleep) {
     Engine engine{inline_policy()};
     ASSERT_TRUE(engine.ok());
     ASSERT_TRUE(own_progress(engine)) << "this thread never owned the progress";
-    const std::uint64_t seen = engine.inline_wakes();   // the waiter looks: nothing yet
-    engine.wake_inline();                               // an event posted elsewhere
-    std::thread([&] { engine.poll_inline(); }).join();  // a poller's epoll round drains it
+    const std::uint64_t seen = engine.inline_wakes();  // the waiter looks: nothing yet
+    engine.wake_inline();                              // an event posted elsewhere
+    // A poller's epoll round drains it (polling for a while: a poll that misses the
+    // dispatch lock, which the progress thread takes at the top of its loop, does nothing).
+    std::thread([&] {
+        const auto until = Clock::now() + 20ms;
+        while (Clock::now() < until) engine.poll_inline();
+    }).join();
     auto t0 = Clock::now();
     engine.wait_inline(3000000, seen);
     const Clock::duration woken = Clock::now() - t0;

@@ -696,6 +696,18 @@ TEST(UtilEvd, AbruptCloseOfTheIaOfAnotherIasAsyncEvdIsRefused) {
     EXPECT_EQ(ev.event_number, DAT_ASYNC_ERROR_IA_CATASTROPHIC);
     EXPECT_EQ(t->ia_close_func(b, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
     EXPECT_EQ(t->ia_close_func(a, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS) << "b closed: a may go";
+
+    // The same with the async EVD dat_ia_open made for a (no child of a's, and not counted
+    // in its objects): even a graceful close of a is refused while c uses it.
+    DAT_EVD_HANDLE made = DAT_HANDLE_NULL;
+    DAT_IA_HANDLE a2 = DAT_HANDLE_NULL, c = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->ia_open_func(const_cast<char *>(bare.info.ia_name), 4, &made, &a2), DAT_SUCCESS);
+    ASSERT_NE(made, DAT_HANDLE_NULL);
+    ASSERT_EQ(t->ia_open_func(const_cast<char *>(bare.info.ia_name), 4, &made, &c), DAT_SUCCESS);
+    const DAT_RETURN rc2 = t->ia_close_func(a2, DAT_CLOSE_GRACEFUL_FLAG);
+    EXPECT_EQ(DAT_GET_SUBTYPE(rc2), DAT_INVALID_STATE_IA_IN_USE) << std::hex << rc2;
+    EXPECT_EQ(t->ia_close_func(c, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+    EXPECT_EQ(t->ia_close_func(a2, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS) << "c closed: a2 may go";
 }
 
 // dat_evd_resize below the threshold a thread already waits for: the wait can never be met
@@ -715,6 +727,8 @@ TEST(UtilEvd, ResizeUnderAWaiterIsRefused) {
     // look (has_waiter) is seen there, under the EVD's lock.
     EXPECT_EQ(DAT_GET_TYPE(static_cast<Evd *>(evd)->resize(2)), DAT_INVALID_STATE)
         << "the ring shrank under a waiter for 4 events";
+    // Growing cannot strand it (util grows the IA's async EVD this way for SRQ endpoints).
+    EXPECT_EQ(static_cast<Evd *>(evd)->resize(16), DAT_SUCCESS);
     DAT_EVENT se{};
     se.event_number = DAT_SOFTWARE_EVENT;
     for (int i = 0; i < 4; ++i) t->evd_post_se_func(evd, &se);
