@@ -874,6 +874,40 @@ TEST(Attack, FreedReceiveBufferIsNeverWritten) {
     EXPECT_EQ(reap(pid), 0);
 }
 
+// The child's side of the unanswered-read cases: connect to the parent's raw listener
+// (its port comes over `ch`), register a 4 KiB region `r` and post one RDMA read into it
+// (cookie `cookie`) from a remote range the peer never has to honour.
+bool connect_and_read(Channel &ch, Node &c, Region &r, DAT_UINT64 cookie) {
+    std::uint16_t p = 0;
+    DAT_EVENT_NUMBER outcome{};
+    if (!r.map(4096, 0) || c.open() != DAT_SUCCESS || c.make_ep() != DAT_SUCCESS || !ch.recv(&p) ||
+        c.connect(p, &outcome) != DAT_SUCCESS || outcome != DAT_CONNECTION_EVENT_ESTABLISHED ||
+        r.reg(c) != DAT_SUCCESS)
+        return false;
+    DAT_LMR_TRIPLET iov = r.iov();
+    DAT_RMR_TRIPLET remote{};
+    remote.rmr_context = 0x1234;
+    remote.virtual_address = 0x10000;
+    remote.segment_length = 4096;
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = cookie;
+    return dat_ep_post_rdma_read(c.ep, 1, &iov, ck, &remote, DAT_COMPLETION_DEFAULT_FLAG) ==
+           DAT_SUCCESS;
+}
+
+// The parent's side: accepts the child on listener `l`, answers its CONN_REQ and reads the
+// read request into *req. The socket, or -1 if any of that failed.
+int accept_read_request(int l, FrameHeader *req) {
+    int fd = accept(l, nullptr, nullptr);
+    if (fd < 0) return -1;
+    if (!attack::answer_conn_req(fd) || !attack::recv_all(fd, req, sizeof *req) ||
+        req->op != kReadReq) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 // The application posts an RDMA read, frees the destination's LMR and re-uses the memory;
 // then the response arrives. Nothing is placed; the read fails; the connection breaks.
 TEST(Attack, FreedReadDestinationIsNeverWritten) {
@@ -886,23 +920,7 @@ TEST(Attack, FreedReadDestinationIsNeverWritten) {
         ch.child_side();
         Node c;
         Region r;
-        CHILD_CHECK(r.map(4096, 0));
-        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
-        std::uint16_t p = 0;
-        CHILD_CHECK(ch.recv(&p));
-        DAT_EVENT_NUMBER outcome;
-        CHILD_CHECK(c.connect(p, &outcome) == DAT_SUCCESS &&
-                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
-        CHILD_CHECK(r.reg(c) == DAT_SUCCESS);
-        DAT_LMR_TRIPLET iov = r.iov();
-        DAT_RMR_TRIPLET remote{};
-        remote.rmr_context = 0x1234;
-        remote.virtual_address = 0x10000;
-        remote.segment_length = 4096;
-        DAT_DTO_COOKIE ck;
-        ck.as_64 = 9;
-        CHILD_CHECK(dat_ep_post_rdma_read(c.ep, 1, &iov, ck, &remote,
-                                          DAT_COMPLETION_DEFAULT_FLAG) == DAT_SUCCESS);
+        CHILD_CHECK(connect_and_read(ch, c, r, 9));
         CHILD_CHECK(dat_lmr_free(r.lmr) == DAT_SUCCESS);
         CHILD_CHECK(r.reuse(0x11));
         CHILD_CHECK(ch.send(1));
@@ -915,12 +933,9 @@ TEST(Attack, FreedReadDestinationIsNeverWritten) {
     });
     ch.parent_side();
     ASSERT_TRUE(ch.send(port));
-    int fd = accept(l, nullptr, nullptr);
-    ASSERT_GE(fd, 0);
-    ASSERT_TRUE(attack::answer_conn_req(fd));
     FrameHeader req{};
-    ASSERT_TRUE(attack::recv_all(fd, &req, sizeof req));
-    ASSERT_EQ(req.op, kReadReq);
+    int fd = accept_read_request(l, &req);
+    ASSERT_GE(fd, 0);
     int freed = 0;
     ASSERT_TRUE(ch.recv(&freed));
     FrameHeader resp = make_header(kReadResp, req.aux, req.seq);
@@ -950,23 +965,9 @@ TEST(Attack, ADiscBehindAFencedRequestKeepsTheProcessIdle) {
         setenv("DAT_TCP_CLOSE_MS", "1500", 1);
         Node c;
         Region r;
-        CHILD_CHECK(r.map(4096, 0));
-        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
-        std::uint16_t p = 0;
-        CHILD_CHECK(ch.recv(&p));
-        DAT_EVENT_NUMBER outcome;
-        CHILD_CHECK(c.connect(p, &outcome) == DAT_SUCCESS &&
-                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
-        CHILD_CHECK(r.reg(c) == DAT_SUCCESS);
+        CHILD_CHECK(connect_and_read(ch, c, r, 1));
         DAT_LMR_TRIPLET iov = r.iov();
-        DAT_RMR_TRIPLET remote{};
-        remote.rmr_context = 0x1234;
-        remote.virtual_address = 0x10000;
-        remote.segment_length = 4096;
         DAT_DTO_COOKIE ck;
-        ck.as_64 = 1;
-        CHILD_CHECK(dat_ep_post_rdma_read(c.ep, 1, &iov, ck, &remote,
-                                          DAT_COMPLETION_DEFAULT_FLAG) == DAT_SUCCESS);
         ck.as_64 = 2;
         iov.segment_length = 64;
         CHILD_CHECK(dat_ep_post_send(c.ep, 1, &iov, ck, DAT_COMPLETION_BARRIER_FENCE_FLAG) ==
@@ -995,12 +996,9 @@ TEST(Attack, ADiscBehindAFencedRequestKeepsTheProcessIdle) {
     });
     ch.parent_side();
     ASSERT_TRUE(ch.send(port));
-    int fd = accept(l, nullptr, nullptr);
-    ASSERT_GE(fd, 0);
-    ASSERT_TRUE(attack::answer_conn_req(fd));
     FrameHeader req{};
-    ASSERT_TRUE(attack::recv_all(fd, &req, sizeof req));
-    ASSERT_EQ(req.op, kReadReq);
+    int fd = accept_read_request(l, &req);
+    ASSERT_GE(fd, 0);
     ASSERT_TRUE(ch.send(1));
     std::size_t more = 0;
     EXPECT_TRUE(attack::wait_closed(fd, 10000, &more));
