@@ -290,8 +290,9 @@ inline constexpr Spec kTcpCloseMs{
     5000,
     1,
     3600000,
-    "a graceful dat_ep_disconnect waits this long for the peer's end, then closes anyway (read "
-    "when an IA opens)"};
+    "a graceful dat_ep_disconnect waits this long for the peer's end, and a peer that ended its "
+    "stream this long for the answers it asked for to leave, then the connection closes anyway "
+    "(read when an IA opens)"};
 inline constexpr Spec kTcpDrainMs{
     "DAT_TCP_DRAIN_MS",
     Type::kInt,

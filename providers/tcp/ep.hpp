@@ -269,6 +269,15 @@ class TcpEp final : public Pollable {
     // A NAK is queued (or rx_teardown is ending the connection): nothing of ours after
     // the control frames; the last one half-closes the socket.
     bool close_after_ctrl_ = false;
+    // The connection event once the answers to a peer whose end was read have left
+    // (rx_teardown).
+    DAT_EVENT_NUMBER end_event_ = DAT_CONNECTION_EVENT_DISCONNECTED;
+    // The event a connection that ends now reports: the peer's end, once read, outranks
+    // what we see of the socket afterwards (a peer that sent DISC and then reset still
+    // disconnected).
+    DAT_EVENT_NUMBER ended_or(DAT_EVENT_NUMBER otherwise) const noexcept {
+        return rx_.ended ? end_event_ : otherwise;
+    }
     // When the last post that could have been deferred returned (defer_tx): a post closer
     // than the engine's burst_gap to it is part of a burst (burst_gap.hpp: a few system
     // calls, far below any round trip over TCP, above a consumer's own loop). Posts that

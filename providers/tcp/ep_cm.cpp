@@ -27,9 +27,10 @@ namespace opendat::tcp {
         // One transmit budget for the answers the receive side sends and the rest.
         std::uint64_t tx_budget = kTxBudget;
         if (events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) {
-            if (rx_.blocked && (events & (EPOLLERR | EPOLLHUP))) {
-                // Waiting for a receive buffer, but the connection is already gone.
-                teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+            if (!rx_.reading() && (events & (EPOLLERR | EPOLLHUP))) {
+                // Waiting for a receive buffer, or sending the answers to a peer whose
+                // end we read, but the connection is already gone.
+                teardown(ended_or(DAT_CONNECTION_EVENT_BROKEN), true);
             } else {
                 rx_progress(&tx_budget);
             }
@@ -56,7 +57,7 @@ namespace opendat::tcp {
     const std::uint64_t head = sq_head_, tx = sq_tx_, ctrl = ctrl_head_, sent = tx_sent_;
     std::uint64_t tx_budget = kTxBudget;  // shared, as in on_events
     bool took = false;
-    if (!rx_.blocked) {
+    if (rx_.reading()) {
         rx_progress(&tx_budget);
         took = in_.took_bytes();
     }
@@ -276,7 +277,8 @@ DAT_RETURN TcpEp::disconnect(DAT_CLOSE_FLAGS flags) noexcept {
             teardown(DAT_CONNECTION_EVENT_DISCONNECTED, true);
             return DAT_SUCCESS;
         case Phase::Closing:
-            if (flags != DAT_CLOSE_GRACEFUL_FLAG) teardown(DAT_CONNECTION_EVENT_DISCONNECTED, true);
+            if (flags != DAT_CLOSE_GRACEFUL_FLAG)
+                teardown(ended_or(DAT_CONNECTION_EVENT_DISCONNECTED), true);
             return DAT_SUCCESS;
     }
     return DAT_SUCCESS;

@@ -20,6 +20,14 @@ void TcpEp::arm_close_deadline(bool after_violation) noexcept {
 bool TcpEp::close_deadline_tick(std::chrono::steady_clock::time_point now) noexcept {
     if (phase_ != Phase::Closing) return false;
     if (now < deadline_) return true;
+    if (rx_.ended) {
+        // The peer ended its stream but did not take the answers it asked for.
+        DAPL_TRC(trace::kInfo, "tcp",
+                 "EP %p: peer did not take its answers in time (%llu left): closing",
+                 static_cast<void *>(ep), static_cast<unsigned long long>(ctrl_tail_ - ctrl_head_));
+        teardown(end_event_, true);
+        return true;
+    }
     DAPL_TRC(trace::kInfo, "tcp", "EP %p: peer did not close its end in time (%s): closing",
              static_cast<void *>(ep),
              rx_.discard_all ? "drain after a violation" : "graceful close");

@@ -39,7 +39,7 @@ constexpr std::uint64_t kRxBudget = 8u << 20;
 // rx_progress starts the round's budget; a resumed round (tx_progress) goes on with it.
 [[gnu::hot]] void TcpEp::rx_round() noexcept {
     if (!fd_) return;
-    while (fd_ && !rx_.blocked) {
+    while (fd_ && rx_.reading()) {
         BufferedSocket::Io io = BufferedSocket::Io::Done;
         switch (rx_.at) {
             case RxState::At::Header:
@@ -85,22 +85,32 @@ constexpr std::uint64_t kRxBudget = 8u << 20;
     }
 }
 
-// Ends the connection from the receive side. The answers the round queued (rx_progress)
-// go out first, before a later frame of the same round ends it, as they did when each
-// left with its request: the peer's
-// RDMA read before its DISC completes, an atomic it executed here is not reported
-// flushed there. Best effort (what a full socket does not take is lost, as before), and
-// control frames only: none of our requests follows the peer's end (close_after_ctrl_),
-// and nothing after our own DISC (our side of the stream is shut). A connection that ends
-// with unread bytes in its receive buffer is reset by close(), which may still discard
-// answers the kernel holds. If that send ended the connection itself (it failed, or
-// memory an answer reads was revoked), it is not ended a second time.
+// Ends the connection from the receive side. The answers already queued go out first, as
+// they would have had each left with its request: the peer's RDMA read before its DISC
+// completes (its own graceful disconnect sends DISC once its requests are transmitted, not
+// answered), and an atomic executed here is not reported flushed there. Control frames
+// only: none of our requests follows the peer's end (close_after_ctrl_), and nothing after
+// our own DISC (our side of the stream is shut).
+//
+// They leave as any answer does, a transmit budget per call (tx_progress, which ends the
+// connection with `event` after the last): a peer that asked for a ring of big reads and
+// then ended its stream must not keep the endpoint's lock and the progress thread for
+// all of them at once. Nothing more is read meanwhile (RxState::ended), and the close
+// deadline bounds how long a peer that does not take them keeps the endpoint. A
+// connection that ends with unread bytes in its receive buffer is reset by close(), which
+// may still discard answers the kernel holds.
 void TcpEp::rx_teardown(DAT_EVENT_NUMBER event) noexcept {
     if (fd_ && ctrl_head_ != ctrl_tail_ && !disc_sent_ &&
         (phase_ == Phase::Connected || phase_ == Phase::Closing)) {
         close_after_ctrl_ = true;
-        std::uint64_t no_budget = UINT64_MAX;  // the last send on this connection
-        send_queued(&no_budget);
+        rx_.ended = true;
+        end_event_ = event;
+        if (phase_ == Phase::Connected) {
+            phase_ = Phase::Closing;
+            ep->state = DAT_EP_STATE_DISCONNECT_PENDING;  // no more posts; the end is coming
+            arm_close_deadline(false);  // limits per peer: the peer gets this long
+        }
+        return;  // every caller's round transmits next, or arms EPOLLOUT for it
     }
     if (fd_) teardown(event, true);
 }

@@ -124,9 +124,11 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     if (dead_) return util::invalid_handle(DAT_HANDLE_TYPE_EP);
     if (n > kMaxIov) return util::err(DAT_LENGTH_ERROR);
     if (phase_ != Phase::Connected) {
-        return util::err(DAT_INVALID_STATE, ep->state == DAT_EP_STATE_DISCONNECTED
-                                                ? DAT_INVALID_STATE_EP_DISCONNECTED
-                                                : DAT_INVALID_STATE_EP_UNCONNECTED);
+        // Closing: a disconnect is under way (ours, or the peer's end is read).
+        return util::err(DAT_INVALID_STATE,
+                         ep->state == DAT_EP_STATE_DISCONNECTED || phase_ == Phase::Closing
+                             ? DAT_INVALID_STATE_EP_DISCONNECTED
+                             : DAT_INVALID_STATE_EP_UNCONNECTED);
     }
     if (sq_tail_ - sq_head_ == sq_.size())
         return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
@@ -332,7 +334,7 @@ template <int N>
             ++ctrl_head_;
             if (close_after_ctrl_ && ctrl_head_ == ctrl_tail_) {
                 // The NAK is out: no more data from us; drain the peer until it closes
-                // (after rx_teardown the connection ends at once instead).
+                // (after rx_teardown, tx_progress then ends the connection).
                 half_close();
             }
             break;
@@ -426,7 +428,8 @@ struct TcpEp::TxBatch {
 // brings a fresh round. The loop ends with the receive side running, or with answers the
 // socket did not take (EPOLLOUT comes back for them), or blocked for a reason a send
 // cannot remove (no receive posted: post_recv resumes it), or with the transmit budget
-// spent (EPOLLOUT, or the poller's next round, brings the rest).
+// spent (EPOLLOUT, or the poller's next round, brings the rest). Once the peer's end was
+// read (rx_teardown), the last answer to leave ends the connection.
 [[gnu::hot]] void TcpEp::tx_progress(std::uint64_t *budget) noexcept {
     bool room = send_queued(budget);
     while (room && rx_.blocked && !ctrl_full()) {
@@ -434,6 +437,7 @@ struct TcpEp::TxBatch {
         rx_round();
         room = fd_ && ctrl_head_ != ctrl_tail_ && send_queued(budget);
     }
+    if (fd_ && rx_.ended && ctrl_head_ == ctrl_tail_) teardown(end_event_, true);
 }
 
 // One transmit round: the queued frames the socket takes, until `*budget` bytes have
@@ -493,7 +497,7 @@ struct TcpEp::TxBatch {
             if (errno == EINTR) continue;
             DAPL_TRC(trace::kInfo, "tcp", "EP %p send failed: errno %d", static_cast<void *>(ep),
                      errno);
-            teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+            teardown(ended_or(DAT_CONNECTION_EVENT_BROKEN), true);
             return false;
         }
         // The bytes the kernel took: the head frame's first, then the gathered frames' in
@@ -575,7 +579,7 @@ void TcpEp::idle(bool *recv_idle, bool *req_idle) const noexcept {
     if (phase_ == Phase::Connecting) {
         want = EPOLLOUT;
     } else {
-        if (!rx_.blocked) want |= kReadEvents;
+        if (rx_.reading()) want |= kReadEvents;
         // EPOLLOUT only for a frame the next transmit round can pick: the socket is
         // always writable, and a frame that must wait would keep the round coming back
         // with nothing to send (a busy loop). Requests wait after a violation's NAK (our

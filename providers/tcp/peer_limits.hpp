@@ -16,7 +16,8 @@ struct PeerLimits {
     // dropped to admit a new one (DAT_TCP_MAX_PENDING).
     std::size_t max_pending = 64;
     // A graceful dat_ep_disconnect waits this long for the peer's end of the connection,
-    // then closes it anyway (DAT_TCP_CLOSE_MS).
+    // and a peer that ended its stream this long for the answers it asked for to leave
+    // (TcpEp::rx_teardown); then the connection closes anyway (DAT_TCP_CLOSE_MS).
     std::chrono::milliseconds close{5000};
     // After a remote access violation, the NAK is sent and the peer's further frames are
     // drained for at most this long (DAT_TCP_DRAIN_MS).

@@ -32,6 +32,13 @@ struct RxState {
     std::uint64_t wr = 0;      // ReadResp: request counter of the read being answered
     bool blocked = false;      // waiting for a posted receive or control-ring space
     bool discard_all = false;  // after a protection violation: drain until the peer closes
+    // The stream's end is read (the peer's DISC or FIN, a bad frame): nothing more is read,
+    // and the connection ends once the answers already queued have left
+    // (TcpEp::rx_teardown).
+    bool ended = false;
+
+    // Whether a round reads the socket now.
+    bool reading() const noexcept { return !blocked && !ended; }
 
     // The first byte of a new stream.
     void reset() noexcept { *this = RxState{}; }

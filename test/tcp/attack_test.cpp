@@ -476,11 +476,13 @@ struct BigReadFlood {
     std::thread reader;
     JoinOnExit join_{reader, -1};
 
-    bool start(int fd, const Target &t) {
+    // `then_disc`: the peer's DISC follows the requests, in the same send.
+    bool start(int fd, const Target &t, bool then_disc = false) {
         if (!io_timeout(fd)) return false;
         join_.fd = fd;
         std::vector<FrameHeader> reqs(kReads);
         for (std::uint32_t i = 0; i < kReads; ++i) reqs[i] = read_request(t, i, 0, kLen);
+        if (then_disc) reqs.push_back(make_header(kDisc, 0, 0));
         if (!attack::send_all(fd, reqs.data(), reqs.size() * sizeof(FrameHeader))) return false;
         reader = std::thread([this, fd] { take_answers(fd); });
         return true;
@@ -585,14 +587,22 @@ bool two_connection_target(Channel &ch, Node &s, Region &r, std::size_t len) {
 // transmit sends at most a budget of bytes per call (TcpEp::kTxBudget), so the progress
 // thread, which answers both, comes back to the other connection every few milliseconds
 // instead of after the whole flood. An RC adapter interleaves a long answer with its other
-// work the same way.
-TEST(Attack, BigReadAnswersLeaveRoomForAnotherConnection) {
+// work the same way. `then_disc`: the peer's DISC follows its requests; the answers still
+// leave in full, and within the same budget (before, they went in one unbudgeted send at
+// the end of the connection, and what the socket did not take at once was dropped).
+void big_reads_beside_small_ones(bool then_disc) {
     Channel ch;
     int pid = spawn([&] {
         ch.child_side();
+        // After the DISC the answers have the close deadline to leave: a loaded or
+        // sanitized run must not cut them for want of time.
+        if (then_disc) setenv("DAT_TCP_CLOSE_MS", "60000", 1);
         Node s;
         Region r;
         CHILD_CHECK(two_connection_target(ch, s, r, BigReadFlood::kLen));
+        if (then_disc) {
+            CHILD_CHECK(connection_end(s, 60'000'000) == DAT_CONNECTION_EVENT_DISCONNECTED);
+        }
         int done = 0;
         CHILD_CHECK(ch.recv(&done, 60000));
         return 0;
@@ -603,18 +613,22 @@ TEST(Attack, BigReadAnswersLeaveRoomForAnotherConnection) {
     Target t;
     ASSERT_TRUE(ch.recv(&t));
     BigReadFlood flood;
-    ASSERT_TRUE(flood.start(flood_fd, t));
+    ASSERT_TRUE(flood.start(flood_fd, t, then_disc));
     // Small reads on the other connection, one at a time, while the flood flows.
     flood.wait_flowing();
     const SmallReads reads = small_reads_until(small, t, flood.over);
     const double flood_ms = flood.finish_ms();
+    if (then_disc) {
+        EXPECT_TRUE(attack::wait_closed(flood_fd, 10000)) << "after the answers";
+    }
     ASSERT_TRUE(ch.send(1));
     close(flood_fd);
     close(small);
     std::printf(
-        "[ big reads ] %u x %u MiB answered in %.0f ms; meanwhile %u small reads on "
+        "[ big reads%s ] %u x %u MiB answered in %.0f ms; meanwhile %u small reads on "
         "another connection, the longest %.2f ms\n",
-        flood.answered.load(), BigReadFlood::kLen >> 20, flood_ms, reads.count, reads.longest_ms);
+        then_disc ? ", then DISC" : "", flood.answered.load(), BigReadFlood::kLen >> 20, flood_ms,
+        reads.count, reads.longest_ms);
     EXPECT_EQ(flood.answered.load(), BigReadFlood::kReads);
     EXPECT_TRUE(reads.last);
     EXPECT_GT(reads.count, 0u);
@@ -624,6 +638,14 @@ TEST(Attack, BigReadAnswersLeaveRoomForAnotherConnection) {
     // 1 MiB 2-6 ms of about 250.
     EXPECT_LT(reads.longest_ms, flood_ms / 10) << "the other connection waited for the flood";
     EXPECT_EQ(reap(pid), 0);
+}
+
+TEST(Attack, BigReadAnswersLeaveRoomForAnotherConnection) {
+    big_reads_beside_small_ones(false);
+}
+
+TEST(Attack, BigReadAnswersBeforeTheDiscLeaveRoomForAnotherConnection) {
+    big_reads_beside_small_ones(true);
 }
 
 // The same flood, while the target's application calls into the flooded endpoint now and
@@ -825,6 +847,94 @@ TEST(Attack, ReadAnsweredBeforeTheDiscBehindIt) {
     EXPECT_TRUE(attack::wait_closed(fd, 10000));
     close(fd);
     EXPECT_EQ(reap(pid), 0);
+}
+
+// The same with an answer far bigger than both sockets' buffers, taken only after a
+// while, and the peer's end of the stream closed after its DISC, as our own graceful
+// disconnect does: it sends DISC once its requests are transmitted, not answered, and
+// waits for the answers. The answer leaves in full as the peer takes it, then the
+// connection ends. Before, what the socket did not take at once was dropped, and the
+// peer's read broke.
+TEST(Attack, ABigReadAnsweredInFullBeforeTheDiscBehindIt) {
+    constexpr std::uint32_t kLen = 32u << 20;
+    Channel ch;
+    int pid = spawn([&] {
+        setenv("DAT_TCP_CLOSE_MS", "60000", 1);  // not a case of the deadline
+        return read_target_child(ch, kLen, [](Node &s) {
+            return connection_end(s, 15'000'000) == DAT_CONNECTION_EVENT_DISCONNECTED;
+        });
+    });
+    Target t;
+    int fd = connect_to_read_target(ch, &t);
+    ASSERT_GE(fd, 0);
+    FrameHeader two[2] = {read_request(t, 5, 0, kLen), make_header(kDisc, 0, 0)};
+    ASSERT_TRUE(attack::send_all(fd, two, sizeof two));
+    shutdown(fd, SHUT_WR);
+    std::this_thread::sleep_for(300ms);  // the answer fills the socket buffers
+    std::vector<unsigned char> data;
+    EXPECT_TRUE(read_answer(fd, 5, 0, kLen, &data)) << "before the end";
+    EXPECT_TRUE(attack::wait_closed(fd, 10000));
+    close(fd);
+    EXPECT_EQ(reap(pid), 0);
+}
+
+// The same answer, but the peer resets the connection while it waits: its DISC was read,
+// so the application still sees DISCONNECTED, not the reset's BROKEN.
+TEST(Attack, APeerThatResetsAfterItsDiscStillDisconnected) {
+    constexpr std::uint32_t kLen = 32u << 20;
+    Channel ch;
+    int pid = spawn([&] {
+        return read_target_child(ch, kLen, [](Node &s) {
+            return connection_end(s, 15'000'000) == DAT_CONNECTION_EVENT_DISCONNECTED;
+        });
+    });
+    Target t;
+    int fd = connect_to_read_target(ch, &t, 16 * 1024);
+    ASSERT_GE(fd, 0);
+    FrameHeader two[2] = {read_request(t, 5, 0, kLen), make_header(kDisc, 0, 0)};
+    ASSERT_TRUE(attack::send_all(fd, two, sizeof two));
+    std::this_thread::sleep_for(200ms);  // the answer fills the socket buffers
+    linger reset{1, 0};                  // close() sends RST
+    ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
+    close(fd);
+    EXPECT_EQ(reap(pid), 0);
+}
+
+// A peer that asks for big reads, sends DISC and then takes nothing: the answers wait for
+// room in the socket without keeping the process busy, and the connection ends once the
+// close deadline passes (DAT_TCP_CLOSE_MS), with the DISC's DISCONNECTED.
+TEST(Attack, AnswersAPeerEndedAndDoesNotTakeEndInBoundedTime) {
+    constexpr std::uint32_t kLen = 16u << 20;
+    Channel ch;
+    int pid = spawn([&] {
+        setenv("DAT_TCP_CLOSE_MS", "500", 1);
+        return read_target_child(ch, kLen, [&](Node &s) {
+            int sent = 0;
+            if (!ch.recv(&sent)) return false;
+            double cpu0 = own_cpu();
+            auto t0 = std::chrono::steady_clock::now();
+            DAT_EVENT_NUMBER end = connection_end(s, 10'000'000);
+            double secs =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            double cpu = own_cpu() - cpu0;
+            std::printf("[ unread answers ] event 0x%x after %.3f s, %.3f s CPU meanwhile\n", end,
+                        secs, cpu);
+            // Not at once: the answers waited for room until the deadline (before, what
+            // the socket took went and the connection ended at once).
+            return end == DAT_CONNECTION_EVENT_DISCONNECTED && secs >= 0.3 && secs < 3.0 &&
+                   cpu < 0.5 * secs + 0.05;
+        });
+    });
+    Target t;
+    int fd = connect_to_read_target(ch, &t, 16 * 1024);
+    ASSERT_GE(fd, 0);
+    std::vector<FrameHeader> reqs;
+    for (std::uint32_t i = 0; i < 8; ++i) reqs.push_back(read_request(t, i, 0, kLen));
+    reqs.push_back(make_header(kDisc, 0, 0));
+    ASSERT_TRUE(attack::send_all(fd, reqs.data(), reqs.size() * sizeof(FrameHeader)));
+    ASSERT_TRUE(ch.send(1));
+    EXPECT_EQ(reap(pid), 0);  // nothing read meanwhile
+    close(fd);
 }
 
 // The application frees the LMR of a posted receive, then re-uses the memory; a message
