@@ -293,6 +293,17 @@ inline constexpr Spec kTcpCloseMs{
     "a graceful dat_ep_disconnect waits this long for the peer's end, and a peer that ended its "
     "stream this long for the answers it asked for to leave, then the connection closes anyway "
     "(read when an IA opens)"};
+inline constexpr Spec kTcpConnectAnswerMs{
+    "DAT_TCP_CONNECT_ANSWER_MS",
+    Type::kInt,
+    "tcp",
+    "60000",
+    60000,
+    1,
+    86400000,
+    "a dat_ep_connect with DAT_TIMEOUT_INFINITE waits this long for the peer's accept or reject "
+    "once its socket connected, then times out, as an IB connection request does (read when an IA "
+    "opens)"};
 inline constexpr Spec kTcpDrainMs{
     "DAT_TCP_DRAIN_MS",
     Type::kInt,

@@ -237,6 +237,7 @@ class TcpEp final : public Pollable {
         armed_ = 0;
     }
     bool ticking_ = false;
+    bool answer_limited_ = false;  // deadline_ is DAT_TCP_CONNECT_ANSWER_MS, not the caller's
     // Turns between the engine's rounds and threads waiting for the endpoint's lock
     // (util/ep_mutex.hpp); under the engine's dispatch lock, as on_events and poll_hot are.
     util::EpTurns turns_;

@@ -96,6 +96,11 @@ void TcpEp::on_tick(std::chrono::steady_clock::time_point now) noexcept {
         phase_ == Phase::RetryWait || phase_ == Phase::Connecting || phase_ == Phase::AwaitAccept;
     if (!pending) return;
     if (now >= deadline_) {
+        if (answer_limited_)
+            DAPL_TRC(trace::kInfo, "tcp",
+                     "EP %p: the peer did not answer the connection request within "
+                     "DAT_TCP_CONNECT_ANSWER_MS: timed out",
+                     static_cast<void *>(ep));
         teardown(DAT_CONNECTION_EVENT_TIMED_OUT, true);
         return;
     }
@@ -142,6 +147,7 @@ DAT_RETURN TcpEp::connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOU
     auto now = std::chrono::steady_clock::now();
     deadline_ = timeout_us == DAT_TIMEOUT_INFINITE ? std::chrono::steady_clock::time_point::max()
                                                    : now + std::chrono::microseconds(timeout_us);
+    answer_limited_ = false;
     retry_until_ = now + refused_retry_window();
     DAT_RETURN rc = start_attempt();
     if (rc != DAT_SUCCESS) {
@@ -224,6 +230,11 @@ void TcpEp::finish_connect() noexcept {
         return;
     }
     phase_ = Phase::AwaitAccept;
+    if (deadline_ == std::chrono::steady_clock::time_point::max()) {
+        // Limits per peer: no timeout from the application, but the answer gets one.
+        deadline_ = std::chrono::steady_clock::now() + tr_->params().limits.connect_answer;
+        answer_limited_ = true;
+    }
     tx_progress();
 }
 

@@ -12,6 +12,7 @@ PeerLimits peer_limits_from_env() noexcept {
     d.handshake = std::chrono::milliseconds(tun::read_int(tun::kTcpHandshakeMs));
     d.max_pending = static_cast<std::size_t>(tun::read_int(tun::kTcpMaxPending));
     d.close = std::chrono::milliseconds(tun::read_int(tun::kTcpCloseMs));
+    d.connect_answer = std::chrono::milliseconds(tun::read_int(tun::kTcpConnectAnswerMs));
     d.drain = std::chrono::milliseconds(tun::read_int(tun::kTcpDrainMs));
     d.accept_backoff = std::chrono::milliseconds(tun::read_int(tun::kTcpAcceptBackoffMs));
     return d;

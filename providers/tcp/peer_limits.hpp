@@ -19,6 +19,11 @@ struct PeerLimits {
     // and a peer that ended its stream this long for the answers it asked for to leave
     // (TcpEp::rx_teardown); then the connection closes anyway (DAT_TCP_CLOSE_MS).
     std::chrono::milliseconds close{5000};
+    // A dat_ep_connect without a timeout waits this long for the peer's CONN_ACC or
+    // CONN_REJ once the socket connected (DAT_TCP_CONNECT_ANSWER_MS): a listener that
+    // takes the socket and never answers must not keep the endpoint for ever. An IB CM's
+    // request times out as well (the RDMA CM's after about a minute of retries).
+    std::chrono::milliseconds connect_answer{60000};
     // After a remote access violation, the NAK is sent and the peer's further frames are
     // drained for at most this long (DAT_TCP_DRAIN_MS).
     std::chrono::milliseconds drain{1000};

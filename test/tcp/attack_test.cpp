@@ -1419,6 +1419,65 @@ TEST(Attack, GracefulCloseToSilentPeerEndsInBoundedTime) {
     close(fd);
 }
 
+// A listener that takes the connection and its CONN_REQ, then never answers (or announces
+// private data in its CONN_ACC that never comes): a dat_ep_connect with
+// DAT_TIMEOUT_INFINITE still ends, TIMED_OUT once DAT_TCP_CONNECT_ANSWER_MS passes, with
+// the process idle meanwhile. Before, the endpoint waited for ever.
+TEST(Attack, ASilentListenerEndsAnUnlimitedConnectInBoundedTime) {
+    for (bool half_answer : {false, true}) {
+        SCOPED_TRACE(half_answer ? "CONN_ACC without its private data" : "no answer");
+        in_addr me = own_address();
+        std::uint16_t port = 0;
+        int l = attack::listen_tcp(me, &port);
+        ASSERT_GE(l, 0);
+        Channel ch;
+        int pid = spawn([&] {
+            ch.child_side();
+            setenv("DAT_TCP_CONNECT_ANSWER_MS", "500", 1);
+            Node c;
+            std::uint16_t p = 0;
+            CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS && ch.recv(&p));
+            sockaddr_in sin{};
+            sin.sin_family = AF_INET;
+            sin.sin_addr = peer_address();
+            const double cpu0 = own_cpu();
+            const auto t0 = std::chrono::steady_clock::now();
+            CHILD_CHECK(dat_ep_connect(c.ep, reinterpret_cast<sockaddr *>(&sin), p,
+                                       DAT_TIMEOUT_INFINITE, 0, nullptr, DAT_QOS_BEST_EFFORT,
+                                       DAT_CONNECT_DEFAULT_FLAG) == DAT_SUCCESS);
+            DAT_EVENT ev;
+            CHILD_CHECK(c.next(c.conn_evd, &ev, 10'000'000) == DAT_SUCCESS);
+            const double secs =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            const double cpu = own_cpu() - cpu0;
+            std::printf("[ silent listener ] event 0x%x after %.3f s, %.3f s CPU meanwhile\n",
+                        ev.event_number, secs, cpu);
+            CHILD_CHECK(ev.event_number == DAT_CONNECTION_EVENT_TIMED_OUT);
+            CHILD_CHECK(secs >= 0.45 && secs < 3.0);
+            CHILD_CHECK(cpu < 0.5 * secs + 0.05);
+            DAT_EP_STATE st;
+            CHILD_CHECK(dat_ep_get_status(c.ep, &st, nullptr, nullptr) == DAT_SUCCESS &&
+                        st == DAT_EP_STATE_DISCONNECTED);
+            return 0;
+        });
+        ch.parent_side();
+        ASSERT_TRUE(ch.send(port));
+        int fd = accept(l, nullptr, nullptr);
+        ASSERT_GE(fd, 0);
+        FrameHeader req{};
+        ASSERT_TRUE(attack::recv_all(fd, &req, sizeof req));
+        EXPECT_EQ(req.op, kConnReq);
+        if (half_answer) {
+            FrameHeader acc = make_header(kConnAcc, 64);
+            ASSERT_TRUE(attack::send_all(fd, &acc, sizeof acc));
+        }
+        EXPECT_TRUE(attack::wait_closed(fd, 10000)) << "the child closes the connection";
+        close(fd);
+        close(l);
+        EXPECT_EQ(reap(pid), 0);
+    }
+}
+
 // Frames above the receiver's maximum message size (2 GiB): a clean BROKEN, the posted
 // receive flushed, never a completion with a negative length.
 class OversizeTest : public ::testing::TestWithParam<int> {};
