@@ -171,6 +171,13 @@ DAT_RETURN CqEvd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *o
         std::atomic<int> &w;
         ~Leave() { w.fetch_sub(1); }
     } leave{waiters_};
+    {
+        // util checked the threshold against the EVD's length before we counted ourselves
+        // in; a dat_evd_resize that shrank it since then saw no waiter here (resize()
+        // refuses to shrink once it does). Look again, as the entry point would have.
+        std::lock_guard lk(stage_mu_);
+        if (static_cast<std::size_t>(threshold) > stage_cap_) return util::bad_arg(3);
+    }
     const util::Deadline deadline(timeout_us);
     bool armed = false;
     for (;;) {
@@ -221,6 +228,15 @@ DAT_RETURN CqEvd::resize(DAT_COUNT qlen) noexcept {
     if (qlen <= 0 ||
         static_cast<std::size_t>(qlen) < staged_.load() + static_cast<std::size_t>(evd_->pending()))
         return util::bad_arg(2);
+    // dat_evd_resize refused a waiter it saw; one that came in after that look has counted
+    // itself in by now or will check its threshold against the new length (wait()), under
+    // this lock. A shrink under it could leave it waiting for a count the EVD can never
+    // hold; growing is harmless.
+    if (waiters_.load() > 0 && static_cast<std::size_t>(qlen) < stage_cap_) {
+        DAPL_TRC(trace::kError, "evd", "dat_evd_resize: EVD %p has a waiter",
+                 static_cast<void *>(evd_));
+        return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_WAITER);
+    }
     std::unique_ptr<DAT_EVENT[]> fresh(new (std::nothrow)
                                            DAT_EVENT[static_cast<std::size_t>(qlen)]);
     if (!fresh) return util::kNoMemory;
