@@ -8,7 +8,7 @@ import struct
 
 MAGIC, VERSION = 0x3154444F, 1
 CONN_REQ, SEND, WRITE, READ_REQ, READ_RESP, ACK, NAK, DISC = 1, 4, 5, 6, 7, 8, 9, 10
-HANDSHAKE, REJECT, FRAMED, HALF_CLOSE = 1, 2, 4, 8
+HANDSHAKE, REJECT, FRAMED, HALF_CLOSE, ACTIVE = 1, 2, 4, 8, 16
 
 
 def header(op, length, seq=0, addr=0, rkey=0, aux=0, flags=0):  # FrameHeader, 32 bytes
@@ -42,6 +42,19 @@ seeds = {
     "framed-violation": bytes([HANDSHAKE | FRAMED | HALF_CLOSE, 0])
     + frame(READ_RESP, 32, payload=b"r" * 32)
     + frame(WRITE, 16, off=0xFFFF, how=0x10, payload=b"\0" * 8 + b"z" * 16),
+    # Structured: more sends than the server posted receives, then DISC: the endpoint
+    # stops reading until a receive is posted (by design), so the end waits behind them.
+    "framed-sends-beyond-receives": bytes([HANDSHAKE | FRAMED, 0])
+    + b"".join(frame(SEND, 16, payload=b"s" * 16) for _ in range(6)) + frame(DISC, 0),
+    # Active: the provider connects to the harness. Accepted (version-1 terms, so the
+    # frames after it are in the agreed framing), then a send and a disconnect.
+    "active-accept-send-disc": bytes([ACTIVE | FRAMED, 1, 0, 1, 0])
+    + frame(SEND, 16, payload=b"0123456789abcdef") + frame(DISC, 0),
+    # Active: rejected with private data; accepted with private data that never comes
+    # (the answer deadline ends it); an answer that is no frame at all.
+    "active-reject": bytes([ACTIVE | FRAMED, 3, 4, 1, 0]) + b"nope",
+    "active-half-answer": bytes([ACTIVE | FRAMED, 1, 40, 1, 0]) + b"x" * 10,
+    "active-raw-garbage": bytes([ACTIVE]) + b"HTTP/1.1 200 OK\r\n\r\n",
 }
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "tcp_wire")

@@ -9,6 +9,14 @@
 //   byte 0, bit 2: the rest is a list of frames built with make_header (below), else the
 //                  rest is written to the socket verbatim.
 //   byte 0, bit 3: half-close and read what the provider says before closing.
+//   byte 0, bit 4: the other way round: the provider connects (dat_ep_connect with
+//                  DAT_TIMEOUT_INFINITE) to the harness's raw listener, which reads its
+//                  CONN_REQ and answers with the rest of the input: with bit 2, an
+//                  answer frame (CONN_ACC, CONN_REJ or anything, announced terms and
+//                  private data length from the input), then frames; else verbatim.
+//                  The connect must end with a connection event (ESTABLISHED first, or
+//                  not) within kEventTimeout: DAT_TCP_CONNECT_ANSWER_MS is shortened for
+//                  an answer that never completes.
 //
 // The harness writes the bytes (reading whatever comes back, so the provider never blocks
 // on a full socket), closes the socket and then requires the documented outcome: an
@@ -62,6 +70,8 @@ struct Server {
     DAT_RMR_CONTEXT rmr_ctx = 0;
     DAT_PSP_HANDLE psp = DAT_HANDLE_NULL;
     std::uint16_t port = 0;
+    int listener = -1;  // the raw listener the provider connects to (bit 4)
+    std::uint16_t listener_port = 0;
 };
 Server g;
 
@@ -234,9 +244,139 @@ DAT_CR_HANDLE ours(int fd) {
     fatal("a valid CONN_REQ gave no connection request");
 }
 
+// Posts `n` receives of kRecvSize into the buffer's first slots (false: the queue is full).
+bool post_recvs(DAT_EP_HANDLE ep, int n) {
+    for (int i = 0; i < n; ++i) {
+        DAT_LMR_TRIPLET iov{};
+        iov.lmr_context = g.lmr_ctx;
+        iov.virtual_address = reinterpret_cast<std::uintptr_t>(g_buffer + i * kRecvSize);
+        iov.segment_length = kRecvSize;
+        DAT_DTO_COOKIE cookie;
+        cookie.as_64 = static_cast<DAT_UINT64>(i);
+        if (dat_ep_post_recv(ep, 1, &iov, cookie, DAT_COMPLETION_DEFAULT_FLAG) != DAT_SUCCESS)
+            return false;
+    }
+    return true;
+}
+
+// After the peer closed: the connection must end with an event within kEventTimeout. A
+// SEND without a posted receive waits for one, by design (the endpoint stops reading, as
+// an RC responder's RNR retry; docs/tcp-provider.md), and the end of the stream waits
+// behind it: so when nothing happens for a while, more receives are posted, as the
+// application would, until the stream's end is read.
+bool ends_in_time(DAT_EP_HANDLE ep) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(kEventTimeout);
+    DAT_EVENT ev;
+    while (std::chrono::steady_clock::now() < end) {
+        if (wait_event(g.conn_evd, 100'000, &ev)) {
+            if (is_connection_end(ev.event_number)) return true;
+            continue;
+        }
+        drain(g.recv_evd);
+        post_recvs(ep, kRecvs);
+    }
+    return false;
+}
+
+// The raw listener of the active mode, on loopback, any port.
+void listen_raw() {
+    g.listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof sin;
+    if (g.listener < 0 || bind(g.listener, reinterpret_cast<sockaddr *>(&sin), sizeof sin) != 0 ||
+        listen(g.listener, 16) != 0 ||
+        getsockname(g.listener, reinterpret_cast<sockaddr *>(&sin), &len) != 0)
+        fatal("raw listener");
+    g.listener_port = ntohs(sin.sin_port);
+}
+
+// Active mode: the provider's connection to the raw listener, its CONN_REQ read (header and
+// what it announces). -1 if it never came (then the connect must still end).
+int accept_provider() {
+    pollfd p{g.listener, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(kHandshakeTimeout / 1000)) != 1) return -1;
+    int fd = accept4(g.listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return -1;
+    wire::FrameHeader req{};
+    std::size_t got = 0;
+    while (got < sizeof req) {
+        pollfd q{fd, POLLIN, 0};
+        if (poll(&q, 1, kIoBudgetMs) != 1) break;
+        ssize_t n = recv(fd, reinterpret_cast<char *>(&req) + got, sizeof req - got, 0);
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    if (got != sizeof req || req.op != wire::kConnReq) fatal("the provider sent no CONN_REQ");
+    return fd;
+}
+
+// Active mode, structured: the listener's answer frame, then frames as in the passive mode.
+std::vector<std::uint8_t> answer(Bytes &in) {
+    std::vector<std::uint8_t> out;
+    const std::uint8_t sel = in.u8();
+    const auto op = static_cast<wire::Op>(sel % 4 == 0   ? in.u8() % 16
+                                          : sel % 4 == 3 ? wire::kConnRej
+                                                         : wire::kConnAcc);
+    std::uint32_t pdata_len = in.u8() % 80;  // the maximum is 64: some are above it
+    if (sel & 0x04) pdata_len = in.u32();
+    wire::WireTerms terms;
+    terms.version = static_cast<std::uint8_t>(in.u8() % 4);
+    terms.caps = (sel & 0x08) ? in.u32() : in.u8();
+    wire::FrameHeader h = wire::make_handshake(op, pdata_len, terms);
+    if (sel & 0x10) h.seq = in.u32();
+    if (sel & 0x20) h.flags = in.u16();
+    if (sel & 0x40) h.magic ^= in.u8();
+    append(out, h);
+    in.take(pdata_len < 80 ? pdata_len : 80, out);  // a short one never completes
+    const std::vector<std::uint8_t> rest = frames(in);
+    out.insert(out.end(), rest.begin(), rest.end());
+    return out;
+}
+
+// Active mode: the provider connects to the harness, which answers with the input.
+void active(Bytes &in, bool framed, bool half_close) {
+    DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
+    check(dat_ep_create(g.ia, g.pz, g.recv_evd, g.req_evd, g.conn_evd, nullptr, &ep),
+          "dat_ep_create");
+    if (!post_recvs(ep, kRecvs)) fatal("post_recv");
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    check(dat_ep_connect(ep, reinterpret_cast<sockaddr *>(&sin), g.listener_port,
+                         DAT_TIMEOUT_INFINITE, 0, nullptr, DAT_QOS_BEST_EFFORT,
+                         DAT_CONNECT_DEFAULT_FLAG),
+          "dat_ep_connect");
+    const int fd = accept_provider();
+    if (fd >= 0) {
+        std::vector<std::uint8_t> bytes;
+        if (framed)
+            bytes = answer(in);
+        else
+            in.take(in.size(), bytes);
+        exchange(fd, bytes);
+        if (half_close) {
+            shutdown(fd, SHUT_WR);
+            drain_until_close(fd);
+        }
+        close(fd);
+    }
+    // Whatever the listener answered, or if it never answered, the connect ends.
+    if (!ends_in_time(ep)) fatal("no connection event after the listener's answer: hang");
+    DAT_RETURN rc = dat_ep_free(ep);
+    if (rc != DAT_SUCCESS) {
+        dat_ep_disconnect(ep, DAT_CLOSE_ABRUPT_FLAG);
+        check(dat_ep_free(ep), "dat_ep_free after an abrupt disconnect");
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+    // The active mode's answer that never completes ends at this deadline, well within
+    // kEventTimeout (the default is a minute).
+    setenv("DAT_TCP_CONNECT_ANSWER_MS", "1000", 1);
     check(dat_ia_open(kIaName, 8, &g.async_evd, &g.ia), "dat_ia_open (is DAT_OVERRIDE set?)");
     check(dat_pz_create(g.ia, &g.pz), "dat_pz_create");
     check(dat_evd_create(g.ia, 16, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &g.cr_evd), "cr evd");
@@ -256,6 +396,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     check(dat_psp_create_any(g.ia, &qual, g.cr_evd, DAT_PSP_CONSUMER_FLAG, &g.psp),
           "dat_psp_create_any");
     g.port = static_cast<std::uint16_t>(qual);  // the loopback IA's port base is 0
+    listen_raw();
     return 0;
 }
 
@@ -265,19 +406,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     const bool handshake = mode & 0x01, reject = mode & 0x02, framed = mode & 0x04,
                half_close = mode & 0x08;
     for (DAT_EVD_HANDLE e : {g.cr_evd, g.conn_evd, g.recv_evd, g.req_evd}) drain(e);
+    if (mode & 0x10) {
+        active(in, framed, half_close);
+        for (DAT_EVD_HANDLE e : {g.cr_evd, g.conn_evd, g.recv_evd, g.req_evd}) drain(e);
+        return 0;
+    }
 
     DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
     check(dat_ep_create(g.ia, g.pz, g.recv_evd, g.req_evd, g.conn_evd, nullptr, &ep),
           "dat_ep_create");
-    for (int i = 0; i < kRecvs; ++i) {
-        DAT_LMR_TRIPLET iov{};
-        iov.lmr_context = g.lmr_ctx;
-        iov.virtual_address = reinterpret_cast<std::uintptr_t>(g_buffer + i * kRecvSize);
-        iov.segment_length = kRecvSize;
-        DAT_DTO_COOKIE cookie;
-        cookie.as_64 = static_cast<DAT_UINT64>(i);
-        check(dat_ep_post_recv(ep, 1, &iov, cookie, DAT_COMPLETION_DEFAULT_FLAG), "post_recv");
-    }
+    if (!post_recvs(ep, kRecvs)) fatal("post_recv");
 
     const int fd = connect_raw();
     bool connected = false;
@@ -315,11 +453,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 
     if (connected) {
         // Whatever the peer sent, the connection must end with an event, promptly.
-        DAT_EVENT ev;
-        bool ended = false;
-        while (!ended && wait_event(g.conn_evd, kEventTimeout, &ev))
-            ended = is_connection_end(ev.event_number);
-        if (!ended) fatal("no connection event after the peer closed: hang");
+        if (!ends_in_time(ep)) fatal("no connection event after the peer closed: hang");
     }
     DAT_RETURN rc = dat_ep_free(ep);
     if (rc != DAT_SUCCESS) {
