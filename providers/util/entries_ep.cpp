@@ -530,7 +530,7 @@ DAT_RETURN ep_free(DAT_EP_HANDLE h) noexcept {
         if (Rsp *rsp = as<Rsp>(ep->rsp); rsp != nullptr && rsp->ep == ep) rsp->ep = nullptr;
         ep->rsp = nullptr;
     }
-    ep->magic = kMagicDead;  // invalid from now on
+    if (!claim(ep)) return invalid_handle(DAT_HANDLE_TYPE_EP);  // another free won
     Transport *tr = ep->ia->transport.get();
     tr->ep_destroy(ep);
     // Its EVDs and PZ count it as a user until the transport can no longer post to them
@@ -578,22 +578,25 @@ DAT_RETURN sp_create(Ia *ia, S *sp) noexcept {
     return DAT_SUCCESS;
 }
 
-// dat_psp_free / dat_rsp_free once the entry point let go of the service point.
+// dat_psp_free / dat_rsp_free once the entry point let go of the service point. False:
+// another free claimed it first.
 template <class S>
-void sp_free(S *sp) noexcept {
+[[nodiscard]] bool sp_free(S *sp) noexcept {
+    if (!claim(sp)) return false;
     sp->ia->release(sp);
-    sp->magic = kMagicDead;
     sp->ia->transport->sp_close(sp);
     // Only now: until sp_close a connection request may still post to the EVD.
     sp->evd->users.fetch_sub(1);
     delete sp;  // no request reaches it after sp_close
+    return true;
 }
 
 // The consumer answered a request (or the IA closes): the transport's hook, then the CR
 // goes. The hook may read the CR, and the consumer's `pdata` may point into it.
 template <class Hook>
 DAT_RETURN cr_answer(Cr *cr, Hook hook) noexcept {
-    cr->magic = kMagicDead;  // consumed either way
+    // Consumed either way; an answer racing this one (or the IA's close) got there first.
+    if (!claim(cr)) return invalid_handle(DAT_HANDLE_TYPE_CR);
     forget_cr(cr);
     DAT_RETURN rc = hook();
     delete cr;
@@ -642,8 +645,7 @@ DAT_RETURN psp_query(DAT_PSP_HANDLE h, DAT_PSP_PARAM_MASK, DAT_PSP_PARAM *p) noe
 
 DAT_RETURN psp_free(DAT_PSP_HANDLE h) noexcept {
     Psp *psp = as<Psp>(h);
-    if (psp == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PSP);
-    sp_free(psp);
+    if (psp == nullptr || !sp_free(psp)) return invalid_handle(DAT_HANDLE_TYPE_PSP);
     return DAT_SUCCESS;
 }
 
@@ -698,7 +700,7 @@ DAT_RETURN rsp_free(DAT_RSP_HANDLE h) noexcept {
             if (ep->state == DAT_EP_STATE_RESERVED) ep->state = DAT_EP_STATE_UNCONNECTED;
         }
     }
-    sp_free(rsp);
+    if (!sp_free(rsp)) return invalid_handle(DAT_HANDLE_TYPE_RSP);
     return DAT_SUCCESS;
 }
 

@@ -173,7 +173,7 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
         crs.swap(ia->pending_crs);
     }
     for (Cr *cr : crs) {
-        cr->magic = kMagicDead;
+        if (!claim(cr)) continue;  // a consumer's answer is taking it
         ia->transport->cr_destroy(cr);
         delete cr;
     }
@@ -190,7 +190,8 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
     }
     if (consumer_async != nullptr) evd_free(consumer_async);
     if (ia->own_async_evd) {
-        ia->async_evd->retire();  // a thread may wait on it: released first (evd_free)
+        // A thread may wait on it: released first (evd_free). Never the consumer's to free.
+        [[maybe_unused]] const bool mine = ia->async_evd->retire();
         delete ia->async_evd;
     }
     delete ia;
@@ -247,6 +248,7 @@ DAT_RETURN pz_free(DAT_PZ_HANDLE h) noexcept {
     Pz *pz = as<Pz>(h);
     if (pz == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PZ);
     if (pz->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE);
+    if (!claim(pz)) return invalid_handle(DAT_HANDLE_TYPE_PZ);  // another free won
     pz->ia->transport->pz_destroy(pz);
     pz->ia->release(pz);
     delete pz;
@@ -291,7 +293,8 @@ DAT_RETURN cno_free(DAT_CNO_HANDLE h) noexcept {
     if (cno == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CNO);
     if (cno->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE);
     cno->wait_triggers();  // an EVD that detached it may still be triggering it
-    cno->retire();         // a thread in dat_cno_wait: DAT_INTERRUPTED_CALL, then gone
+    // A thread in dat_cno_wait: DAT_INTERRUPTED_CALL, then gone.
+    if (!cno->retire()) return invalid_handle(DAT_HANDLE_TYPE_CNO);  // another free won
     cno->ia->release(cno);
     delete cno;
     return DAT_SUCCESS;

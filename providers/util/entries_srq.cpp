@@ -64,7 +64,7 @@ DAT_RETURN srq_free(DAT_SRQ_HANDLE h) noexcept {
     Srq *srq = as<Srq>(h);
     if (srq == nullptr) return kBadSrq;
     if (srq->users.load() > 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_IN_USE);
-    srq->magic = kMagicDead;  // invalid from now on
+    if (!claim(srq)) return kBadSrq;  // another free won
     srq->ia->transport->srq_destroy(srq);
     srq->pz->users.fetch_sub(1);
     srq->ia->release(srq);

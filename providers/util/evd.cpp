@@ -341,9 +341,7 @@ bool enter(std::atomic<int> &count, Header *obj) noexcept {
     count.fetch_sub(1, std::memory_order_release);
     return false;
 }
-void kill(Header *obj) noexcept {
-    obj->magic.store(kMagicDead, std::memory_order_seq_cst);
-}
+
 void drain(const std::atomic<int> &count) noexcept {
     while (count.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
 }
@@ -353,18 +351,19 @@ bool Evd::enter_wait() noexcept {
     return enter(in_wait_, this);
 }
 
-void Evd::retire() noexcept {
-    kill(this);
+bool Evd::retire() noexcept {
+    if (!claim(this)) return false;  // seq_cst: the waiter handshake above
     set_waitable(false);  // wakes a waiter on the condition variable, inline or in a backend
     drain(in_wait_);
+    return true;
 }
 
 bool Cno::enter_wait() noexcept {
     return enter(in_wait_, this);
 }
 
-void Cno::retire() noexcept {
-    kill(this);
+bool Cno::retire() noexcept {
+    if (!claim(this)) return false;
     {
         std::lock_guard lk(mu_);
         closing_ = true;
@@ -375,6 +374,7 @@ void Cno::retire() noexcept {
         }
     }
     drain(in_wait_);
+    return true;
 }
 
 DAT_RETURN Evd::set_waitable(bool waitable) noexcept {

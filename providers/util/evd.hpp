@@ -135,7 +135,8 @@ struct Evd : Header {
     bool has_waiter() const noexcept { return in_wait_.load(std::memory_order_acquire) != 0; }
     // Before the EVD is deleted (dat_evd_free, dat_ia_close): kills the handle, releases
     // every waiter (as dat_evd_set_unwaitable does) and returns once none is left inside.
-    void retire() noexcept;
+    // False, doing nothing: another free claimed it first (util::claim).
+    [[nodiscard]] bool retire() noexcept;
     // Set at create: whom an empty polling dequeue asks for inline progress.
     void set_progress(Transport *t) noexcept { progress_ = t; }
     // Set at create, before the handle is returned; told about the EVD's current CNO.
@@ -216,7 +217,7 @@ struct Cno : Header {
     // the handle, ends every wait with DAT_INTERRUPTED_CALL and returns once none is left.
     bool enter_wait() noexcept;
     void leave_wait() noexcept { in_wait_.fetch_sub(1, std::memory_order_release); }
-    void retire() noexcept;
+    [[nodiscard]] bool retire() noexcept;  // false: another free claimed it first
 
   private:
     mutable std::mutex mu_;

@@ -100,6 +100,18 @@ constexpr DAT_RETURN invalid_handle(DAT_HANDLE_TYPE t) noexcept {
     }
 }
 
+// Claims a live object for its end (a free, or a connection request's answer): its live
+// tag becomes the dead one in one atomic step. Of two threads that free one handle at
+// once (a consumer's misuse: two dat_ep_free, or dat_cr_accept racing dat_cr_reject), both
+// may pass as<T>, but exactly one claims it and goes on to destroy it; the other gets
+// false and answers DAT_INVALID_HANDLE, as it would have a moment later. Called after
+// the free's own checks (an object in use is refused and stays valid), before anything
+// is torn down.
+[[nodiscard]] inline bool claim(Header *obj) noexcept {
+    std::uint32_t live = arena::live_tag(obj);
+    return obj->magic.compare_exchange_strong(live, kMagicDead, std::memory_order_seq_cst);
+}
+
 // Any live object of this provider library, or nullptr. Reads nothing outside the arena.
 inline Header *as_header(DAT_HANDLE h) noexcept {
     if (!arena::contains(h)) return nullptr;

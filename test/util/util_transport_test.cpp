@@ -796,3 +796,87 @@ TEST(UtilEvd, FullEvdRefusesASoftwareEventWithoutAnErrorLine) {
         ++lines;
     EXPECT_EQ(lines, 1u) << "the lost DTO completion: one error line\n" << text;
 }
+
+namespace {
+// Calls `free_one` on two threads released at the same instant (a consumer's misuse: one
+// handle freed twice at once); both results.
+template <class F>
+std::pair<DAT_RETURN, DAT_RETURN> free_twice_at_once(F free_one) {
+    std::atomic<int> ready{0};
+    std::atomic<bool> go{false};
+    DAT_RETURN a = 0, b = 0;
+    auto run = [&](DAT_RETURN *rc) {
+        ready.fetch_add(1);
+        while (!go.load(std::memory_order_acquire)) {
+        }
+        *rc = free_one();
+    };
+    std::thread t1(run, &a), t2(run, &b);
+    while (ready.load() != 2) {
+    }
+    go.store(true, std::memory_order_release);
+    t1.join();
+    t2.join();
+    return {a, b};
+}
+
+// One of the two frees freed it; the other was told the handle is no longer valid.
+::testing::AssertionResult freed_once(const char *what, std::pair<DAT_RETURN, DAT_RETURN> r) {
+    const bool one_ok = (r.first == DAT_SUCCESS) != (r.second == DAT_SUCCESS);
+    const DAT_RETURN other = r.first == DAT_SUCCESS ? r.second : r.first;
+    if (one_ok && DAT_GET_TYPE(other) == DAT_INVALID_HANDLE) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure()
+           << what << ": 0x" << std::hex << r.first << " and 0x" << r.second;
+}
+}  // namespace
+
+// The same handle freed on two threads at once, for every kind of object util frees (and
+// a connection request answered twice): exactly one call frees it, the other answers
+// DAT_INVALID_HANDLE (util::claim). Before, both could pass the handle check and destroy
+// the object twice: the transport's teardown twice, the IA's object count off by one.
+TEST(UtilHandles, TwoFreesOfOneHandleAtOnceFreeItOnce) {
+    Instance holding("util-free-twice", "", &make_holding);
+    ASSERT_NE(holding.table, nullptr);
+    const DAT_PROVIDER *t = holding.table;
+    DAT_IA_HANDLE ia = holding.open();
+    HoldingTransport *tr = g_holding;
+    ASSERT_NE(tr, nullptr);
+    DAT_EVD_HANDLE crs = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->evd_create_func(ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &crs), DAT_SUCCESS);
+    const int sp_closed = tr->sp_closed;
+    constexpr int kRounds = 100;
+    for (int i = 0; i < kRounds; ++i) {
+        DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
+        ASSERT_EQ(t->pz_create_func(ia, &pz), DAT_SUCCESS);
+        ASSERT_TRUE(freed_once("PZ", free_twice_at_once([&] { return t->pz_free_func(pz); })));
+        DAT_EVD_HANDLE evd = software_evd(t, ia, 4);
+        ASSERT_NE(evd, DAT_HANDLE_NULL);
+        ASSERT_TRUE(freed_once("EVD", free_twice_at_once([&] { return t->evd_free_func(evd); })));
+        DAT_CNO_HANDLE cno = DAT_HANDLE_NULL;
+        ASSERT_EQ(t->cno_create_func(ia, DAT_OS_WAIT_PROXY_AGENT{nullptr, nullptr}, &cno),
+                  DAT_SUCCESS);
+        ASSERT_TRUE(freed_once("CNO", free_twice_at_once([&] { return t->cno_free_func(cno); })));
+        DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
+        ASSERT_EQ(t->ep_create_func(ia, DAT_HANDLE_NULL, DAT_HANDLE_NULL, DAT_HANDLE_NULL,
+                                    DAT_HANDLE_NULL, nullptr, &ep),
+                  DAT_SUCCESS);
+        ASSERT_TRUE(freed_once("EP", free_twice_at_once([&] { return t->ep_free_func(ep); })));
+        DAT_PSP_HANDLE psp = DAT_HANDLE_NULL;
+        DAT_CONN_QUAL qual = 0;
+        ASSERT_EQ(t->psp_create_any_func(ia, &qual, crs, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
+        ASSERT_TRUE(tr->offer("x"));
+        DAT_EVENT ev{};
+        ASSERT_EQ(t->evd_dequeue_func(crs, &ev), DAT_SUCCESS);
+        DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+        ASSERT_TRUE(freed_once(
+            "CR", free_twice_at_once([&] { return t->cr_reject_func(cr, 0, nullptr); })));
+        ASSERT_TRUE(freed_once("PSP", free_twice_at_once([&] { return t->psp_free_func(psp); })));
+    }
+    EXPECT_EQ(tr->rejected, kRounds) << "each request answered once";
+    EXPECT_EQ(tr->sp_closed - sp_closed, kRounds) << "each PSP closed once";
+    tr->held.drain();
+    EXPECT_EQ(t->evd_free_func(crs), DAT_SUCCESS);
+    EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS)
+        << "every object counted out once";
+    g_holding = nullptr;
+}
