@@ -524,13 +524,14 @@ DAT_RETURN ep_get_status(DAT_EP_HANDLE h, DAT_EP_STATE *state, DAT_BOOLEAN *recv
 DAT_RETURN ep_free(DAT_EP_HANDLE h) noexcept {
     Ep *ep = as<Ep>(h);
     if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
+    // Nothing refuses this free: claimed before anything of the EP is touched.
+    if (!claim(ep)) return invalid_handle(DAT_HANDLE_TYPE_EP);  // another free won
     {
         // The RSP reserving this EP forgets it (rsp_query, the next request's CR).
         std::lock_guard lk(ep->mu);
         if (Rsp *rsp = as<Rsp>(ep->rsp); rsp != nullptr && rsp->ep == ep) rsp->ep = nullptr;
         ep->rsp = nullptr;
     }
-    if (!claim(ep)) return invalid_handle(DAT_HANDLE_TYPE_EP);  // another free won
     Transport *tr = ep->ia->transport.get();
     tr->ep_destroy(ep);
     // Its EVDs and PZ count it as a user until the transport can no longer post to them
@@ -578,25 +579,21 @@ DAT_RETURN sp_create(Ia *ia, S *sp) noexcept {
     return DAT_SUCCESS;
 }
 
-// dat_psp_free / dat_rsp_free once the entry point let go of the service point. False:
-// another free claimed it first.
+// dat_psp_free / dat_rsp_free once the entry point claimed the service point.
 template <class S>
-[[nodiscard]] bool sp_free(S *sp) noexcept {
-    if (!claim(sp)) return false;
+void sp_free(S *sp) noexcept {
     sp->ia->release(sp);
     sp->ia->transport->sp_close(sp);
     // Only now: until sp_close a connection request may still post to the EVD.
     sp->evd->users.fetch_sub(1);
     delete sp;  // no request reaches it after sp_close
-    return true;
 }
 
-// The consumer answered a request (or the IA closes): the transport's hook, then the CR
-// goes. The hook may read the CR, and the consumer's `pdata` may point into it.
+// The consumer answered a request it claimed (util::claim: consumed either way): the
+// transport's hook, then the CR goes. The hook may read the CR, and the consumer's
+// `pdata` may point into it.
 template <class Hook>
 DAT_RETURN cr_answer(Cr *cr, Hook hook) noexcept {
-    // Consumed either way; an answer racing this one (or the IA's close) got there first.
-    if (!claim(cr)) return invalid_handle(DAT_HANDLE_TYPE_CR);
     forget_cr(cr);
     DAT_RETURN rc = hook();
     delete cr;
@@ -645,7 +642,8 @@ DAT_RETURN psp_query(DAT_PSP_HANDLE h, DAT_PSP_PARAM_MASK, DAT_PSP_PARAM *p) noe
 
 DAT_RETURN psp_free(DAT_PSP_HANDLE h) noexcept {
     Psp *psp = as<Psp>(h);
-    if (psp == nullptr || !sp_free(psp)) return invalid_handle(DAT_HANDLE_TYPE_PSP);
+    if (psp == nullptr || !claim(psp)) return invalid_handle(DAT_HANDLE_TYPE_PSP);
+    sp_free(psp);
     return DAT_SUCCESS;
 }
 
@@ -692,7 +690,7 @@ DAT_RETURN rsp_query(DAT_RSP_HANDLE h, DAT_RSP_PARAM_MASK, DAT_RSP_PARAM *p) noe
 
 DAT_RETURN rsp_free(DAT_RSP_HANDLE h) noexcept {
     Rsp *rsp = as<Rsp>(h);
-    if (rsp == nullptr) return invalid_handle(DAT_HANDLE_TYPE_RSP);
+    if (rsp == nullptr || !claim(rsp)) return invalid_handle(DAT_HANDLE_TYPE_RSP);
     if (Ep *ep = as<Ep>(rsp->ep); ep != nullptr) {
         std::lock_guard lk(ep->mu);
         if (ep->rsp == rsp) {
@@ -700,7 +698,7 @@ DAT_RETURN rsp_free(DAT_RSP_HANDLE h) noexcept {
             if (ep->state == DAT_EP_STATE_RESERVED) ep->state = DAT_EP_STATE_UNCONNECTED;
         }
     }
-    if (!sp_free(rsp)) return invalid_handle(DAT_HANDLE_TYPE_RSP);
+    sp_free(rsp);
     return DAT_SUCCESS;
 }
 
@@ -742,6 +740,9 @@ DAT_RETURN cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_h, DAT_COUNT pdata_len,
                 ? ep->state != DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING
                 : ep->state != DAT_EP_STATE_UNCONNECTED && ep->state != DAT_EP_STATE_RESERVED)
             return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+        // An answer racing this one (or the IA's close) took the request: the EP is
+        // left as it was.
+        if (!claim(cr)) return invalid_handle(DAT_HANDLE_TYPE_CR);
         ep->state = DAT_EP_STATE_COMPLETION_PENDING;
         ep->remote_addr = cr->remote_addr;
         ep->remote_qual = cr->remote_port;
@@ -768,6 +769,8 @@ DAT_RETURN cr_reject(DAT_CR_HANDLE h, DAT_COUNT pdata_len, const DAT_PVOID pdata
     if (cr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CR);
     if (pdata_len < 0 || static_cast<std::size_t>(pdata_len) > kMaxPrivateData) return bad_arg(2);
     if (pdata_len > 0 && pdata == nullptr) return bad_arg(3);
+    // Another answer (or the IA's close) took it: then the provider's EP is not ours to free.
+    if (!claim(cr)) return invalid_handle(DAT_HANDLE_TYPE_CR);
     // The EP the provider made for the request goes with it (unless the consumer freed it).
     Ep *mine = as<Ep>(cr->provider_ep);
     DAT_RETURN rc =

@@ -191,8 +191,7 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
     if (consumer_async != nullptr) evd_free(consumer_async);
     if (ia->own_async_evd) {
         // A thread may wait on it: released first (evd_free). Never the consumer's to free.
-        [[maybe_unused]] const bool mine = ia->async_evd->retire();
-        delete ia->async_evd;
+        if (ia->async_evd->retire()) delete ia->async_evd;
     }
     delete ia;
     return DAT_SUCCESS;
@@ -292,9 +291,9 @@ DAT_RETURN cno_free(DAT_CNO_HANDLE h) noexcept {
     Cno *cno = as<Cno>(h);
     if (cno == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CNO);
     if (cno->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE);
-    cno->wait_triggers();  // an EVD that detached it may still be triggering it
     // A thread in dat_cno_wait: DAT_INTERRUPTED_CALL, then gone.
     if (!cno->retire()) return invalid_handle(DAT_HANDLE_TYPE_CNO);  // another free won
+    cno->wait_triggers();  // an EVD that detached it may still be triggering it
     cno->ia->release(cno);
     delete cno;
     return DAT_SUCCESS;

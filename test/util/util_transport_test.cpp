@@ -79,6 +79,10 @@ class HoldingTransport final : public BareTransport {
         return DAT_SUCCESS;
     }
     void cr_destroy(Cr *) noexcept override { ++g_destroyed; }
+    DAT_RETURN cr_accept(Cr *, Ep *, DAT_COUNT, const void *) noexcept override {
+        ++accepted;
+        return DAT_SUCCESS;
+    }
 
     // What a transport does when a request arrives: util's CR, offered on the SP's EVD.
     bool offer(const char *pdata) noexcept {
@@ -91,7 +95,7 @@ class HoldingTransport final : public BareTransport {
 
     Sp *listening = nullptr;
     DeferredFree held;
-    int sp_closed = 0, rejected = 0;
+    int sp_closed = 0, rejected = 0, accepted = 0;
     std::string rejected_with;
     static inline int g_destroyed = 0;  // counted past the transport's end (dat_ia_close)
 };
@@ -876,6 +880,99 @@ TEST(UtilHandles, TwoFreesOfOneHandleAtOnceFreeItOnce) {
     EXPECT_EQ(tr->sp_closed - sp_closed, kRounds) << "each PSP closed once";
     tr->held.drain();
     EXPECT_EQ(t->evd_free_func(crs), DAT_SUCCESS);
+    EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS)
+        << "every object counted out once";
+    g_holding = nullptr;
+}
+
+// dat_cr_accept racing dat_cr_reject on a request that came with an EP the provider made
+// (DAT_PSP_PROVIDER_FLAG): one answer wins. When the accept wins, the provider's EP is
+// the consumer's from then on: the losing reject must not free it (its success path
+// does). When the reject wins, the EP the accept named is left as it was.
+TEST(UtilHandles, AcceptRacingRejectLeavesTheLosersEndpointsAlone) {
+    Instance holding("util-accept-reject", "", &make_holding);
+    ASSERT_NE(holding.table, nullptr);
+    const DAT_PROVIDER *t = holding.table;
+    DAT_IA_HANDLE ia = holding.open();
+    HoldingTransport *tr = g_holding;
+    ASSERT_NE(tr, nullptr);
+    DAT_EVD_HANDLE crs = DAT_HANDLE_NULL, conn = DAT_HANDLE_NULL, dto = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->evd_create_func(ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &crs), DAT_SUCCESS);
+    ASSERT_EQ(t->evd_create_func(ia, 64, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn),
+              DAT_SUCCESS);
+    ASSERT_EQ(t->evd_create_func(ia, 64, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
+    DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->pz_create_func(ia, &pz), DAT_SUCCESS);
+    DAT_PSP_HANDLE psp = DAT_HANDLE_NULL;
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(t->psp_create_any_func(ia, &qual, crs, DAT_PSP_PROVIDER_FLAG, &psp), DAT_SUCCESS);
+    int accept_won = 0, reject_won = 0;
+    for (int i = 0; i < 100; ++i) {
+        DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
+        ASSERT_EQ(t->ep_create_func(ia, pz, dto, dto, conn, nullptr, &ep), DAT_SUCCESS);
+        ASSERT_TRUE(tr->offer("x"));
+        DAT_EVENT ev{};
+        ASSERT_EQ(t->evd_dequeue_func(crs, &ev), DAT_SUCCESS);
+        DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+        DAT_CR_PARAM param{};
+        ASSERT_EQ(t->cr_query_func(cr, DAT_CR_FIELD_ALL, &param), DAT_SUCCESS);
+        DAT_EP_HANDLE mine = param.local_ep_handle;  // the provider's EP
+        ASSERT_NE(mine, DAT_HANDLE_NULL);
+        std::atomic<int> ready{0};
+        std::atomic<bool> go{false};
+        DAT_RETURN acc = 0, rej = 0;
+        auto at_once = [&](auto call, DAT_RETURN *rc) {
+            ready.fetch_add(1);
+            while (!go.load(std::memory_order_acquire)) {
+            }
+            *rc = call();
+        };
+        std::thread a(
+            at_once, [&] { return t->cr_accept_func(cr, ep, 0, nullptr); }, &acc);
+        // The accept checks more before it claims: the reject starts 0-9 us later, so
+        // that either may win.
+        const auto delay = std::chrono::microseconds(i % 10);
+        std::thread r(
+            at_once,
+            [&] {
+                const auto until = std::chrono::steady_clock::now() + delay;
+                while (std::chrono::steady_clock::now() < until) {
+                }
+                return t->cr_reject_func(cr, 0, nullptr);
+            },
+            &rej);
+        while (ready.load() != 2) {
+        }
+        go.store(true, std::memory_order_release);
+        a.join();
+        r.join();
+        DAT_HANDLE_TYPE type{};
+        DAT_EP_STATE state{};
+        if (acc == DAT_SUCCESS) {
+            ++accept_won;
+            ASSERT_EQ(DAT_GET_TYPE(rej), DAT_INVALID_HANDLE) << std::hex << rej;
+            ASSERT_EQ(t->get_handle_type_func(mine, &type), DAT_SUCCESS)
+                << "the losing reject freed the provider's EP, now the consumer's";
+            ASSERT_EQ(t->ep_free_func(mine), DAT_SUCCESS);
+        } else {
+            ++reject_won;
+            ASSERT_EQ(rej, DAT_SUCCESS) << std::hex << rej;
+            ASSERT_EQ(DAT_GET_TYPE(acc), DAT_INVALID_HANDLE) << std::hex << acc;
+            ASSERT_EQ(t->ep_get_status_func(ep, &state, nullptr, nullptr), DAT_SUCCESS);
+            ASSERT_EQ(state, DAT_EP_STATE_UNCONNECTED) << "the losing accept changed its EP";
+            ASSERT_NE(t->get_handle_type_func(mine, &type), DAT_SUCCESS)
+                << "the winning reject frees the provider's EP";
+        }
+        ASSERT_EQ(t->ep_free_func(ep), DAT_SUCCESS);
+    }
+    std::printf("[ accept vs reject ] accept won %d, reject won %d of 100\n", accept_won,
+                reject_won);
+    EXPECT_EQ(tr->accepted, accept_won);
+    EXPECT_EQ(tr->rejected, reject_won);
+    tr->held.drain();
+    EXPECT_EQ(t->psp_free_func(psp), DAT_SUCCESS);
+    for (DAT_EVD_HANDLE e : {crs, conn, dto}) EXPECT_EQ(t->evd_free_func(e), DAT_SUCCESS);
+    EXPECT_EQ(t->pz_free_func(pz), DAT_SUCCESS);
     EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS)
         << "every object counted out once";
     g_holding = nullptr;
