@@ -278,6 +278,16 @@ bool ends_in_time(DAT_EP_HANDLE ep) {
     return false;
 }
 
+// Writes the input's bytes to the peer of `fd` (exchange), half-closes if asked, closes.
+void send_and_close(int fd, const std::vector<std::uint8_t> &bytes, bool half_close) {
+    exchange(fd, bytes);
+    if (half_close) {
+        shutdown(fd, SHUT_WR);
+        drain_until_close(fd);
+    }
+    close(fd);
+}
+
 // The raw listener of the active mode, on loopback, any port.
 void listen_raw() {
     g.listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -355,12 +365,7 @@ void active(Bytes &in, bool framed, bool half_close) {
             bytes = answer(in);
         else
             in.take(in.size(), bytes);
-        exchange(fd, bytes);
-        if (half_close) {
-            shutdown(fd, SHUT_WR);
-            drain_until_close(fd);
-        }
-        close(fd);
+        send_and_close(fd, bytes, half_close);
     }
     // Whatever the listener answered, or if it never answered, the connect ends.
     if (!ends_in_time(ep)) fatal("no connection event after the listener's answer: hang");
@@ -444,12 +449,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         bytes = frames(in);
     else
         in.take(in.size(), bytes);
-    exchange(fd, bytes);
-    if (half_close) {
-        shutdown(fd, SHUT_WR);
-        drain_until_close(fd);
-    }
-    close(fd);
+    send_and_close(fd, bytes, half_close);
 
     if (connected) {
         // Whatever the peer sent, the connection must end with an event, promptly.

@@ -171,18 +171,16 @@ DAT_RETURN CqEvd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *o
         std::atomic<int> &w;
         ~Leave() { w.fetch_sub(1); }
     } leave{waiters_};
-    {
-        // util checked the threshold against the EVD's length before we counted ourselves
-        // in; a dat_evd_resize that shrank it since then saw no waiter here (resize()
-        // refuses to shrink once it does). Look again, as the entry point would have.
-        std::lock_guard lk(stage_mu_);
-        if (static_cast<std::size_t>(threshold) > stage_cap_) return util::bad_arg(3);
-    }
     const util::Deadline deadline(timeout_us);
     bool armed = false;
     for (;;) {
         {
             std::lock_guard lk(stage_mu_);
+            // util checked the threshold against the EVD's length before we counted
+            // ourselves in; a dat_evd_resize that shrank it since saw no waiter here
+            // (resize() refuses to shrink once it does). Looked at again, as the entry
+            // point would have, in the look the wait makes anyway.
+            if (static_cast<std::size_t>(threshold) > stage_cap_) return util::bad_arg(3);
             drain_locked();
             auto have = static_cast<DAT_COUNT>(staged_.load(std::memory_order_relaxed));
             DAT_COUNT soft = mixed ? evd_->pending() : 0;

@@ -825,6 +825,12 @@ TEST(Attack, BigWritesLeaveRoomForAnotherConnectionAndTheApplication) {
     EXPECT_EQ(reap(pid), 0);
 }
 
+// A read request (seq 5, `len` bytes at offset 0) and the peer's DISC, in one send.
+bool send_read_then_disc(int fd, const Target &t, std::uint32_t len) {
+    FrameHeader two[2] = {read_request(t, 5, 0, len), make_header(kDisc, 0, 0)};
+    return attack::send_all(fd, two, sizeof two);
+}
+
 // A read request and the peer's DISC in one segment: the target answers the read before
 // it ends the connection (an RC responder has sent the answer by the time it sees what
 // follows), although the answers of a receive round leave after the round (rx_progress);
@@ -840,8 +846,7 @@ TEST(Attack, ReadAnsweredBeforeTheDiscBehindIt) {
     Target t;
     int fd = connect_to_read_target(ch, &t);
     ASSERT_GE(fd, 0);
-    FrameHeader two[2] = {read_request(t, 5, 0, kLen), make_header(kDisc, 0, 0)};
-    ASSERT_TRUE(attack::send_all(fd, two, sizeof two));
+    ASSERT_TRUE(send_read_then_disc(fd, t, kLen));
     std::vector<unsigned char> data;
     EXPECT_TRUE(read_answer(fd, 5, 0, kLen, &data)) << "before the end";
     EXPECT_TRUE(attack::wait_closed(fd, 10000));
@@ -867,8 +872,7 @@ TEST(Attack, ABigReadAnsweredInFullBeforeTheDiscBehindIt) {
     Target t;
     int fd = connect_to_read_target(ch, &t);
     ASSERT_GE(fd, 0);
-    FrameHeader two[2] = {read_request(t, 5, 0, kLen), make_header(kDisc, 0, 0)};
-    ASSERT_TRUE(attack::send_all(fd, two, sizeof two));
+    ASSERT_TRUE(send_read_then_disc(fd, t, kLen));
     shutdown(fd, SHUT_WR);
     std::this_thread::sleep_for(300ms);  // the answer fills the socket buffers
     std::vector<unsigned char> data;
@@ -891,8 +895,7 @@ TEST(Attack, APeerThatResetsAfterItsDiscStillDisconnected) {
     Target t;
     int fd = connect_to_read_target(ch, &t, 16 * 1024);
     ASSERT_GE(fd, 0);
-    FrameHeader two[2] = {read_request(t, 5, 0, kLen), make_header(kDisc, 0, 0)};
-    ASSERT_TRUE(attack::send_all(fd, two, sizeof two));
+    ASSERT_TRUE(send_read_then_disc(fd, t, kLen));
     std::this_thread::sleep_for(200ms);  // the answer fills the socket buffers
     linger reset{1, 0};                  // close() sends RST
     ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);

@@ -802,26 +802,31 @@ TEST(UtilEvd, FullEvdRefusesASoftwareEventWithoutAnErrorLine) {
 }
 
 namespace {
-// Calls `free_one` on two threads released at the same instant (a consumer's misuse: one
-// handle freed twice at once); both results.
-template <class F>
-std::pair<DAT_RETURN, DAT_RETURN> free_twice_at_once(F free_one) {
+// Runs `first` and `second` on two threads released at the same instant; both results.
+template <class F, class G>
+std::pair<DAT_RETURN, DAT_RETURN> at_once(F first, G second) {
     std::atomic<int> ready{0};
     std::atomic<bool> go{false};
     DAT_RETURN a = 0, b = 0;
-    auto run = [&](DAT_RETURN *rc) {
+    auto run = [&](auto call, DAT_RETURN *rc) {
         ready.fetch_add(1);
         while (!go.load(std::memory_order_acquire)) {
         }
-        *rc = free_one();
+        *rc = call();
     };
-    std::thread t1(run, &a), t2(run, &b);
+    std::thread t1(run, first, &a), t2(run, second, &b);
     while (ready.load() != 2) {
     }
     go.store(true, std::memory_order_release);
     t1.join();
     t2.join();
     return {a, b};
+}
+
+// `free_one` on two threads at once (a consumer's misuse: one handle freed twice at once).
+template <class F>
+std::pair<DAT_RETURN, DAT_RETURN> free_twice_at_once(F free_one) {
+    return at_once(free_one, free_one);
 }
 
 // One of the two frees freed it; the other was told the handle is no longer valid.
@@ -918,34 +923,17 @@ TEST(UtilHandles, AcceptRacingRejectLeavesTheLosersEndpointsAlone) {
         ASSERT_EQ(t->cr_query_func(cr, DAT_CR_FIELD_ALL, &param), DAT_SUCCESS);
         DAT_EP_HANDLE mine = param.local_ep_handle;  // the provider's EP
         ASSERT_NE(mine, DAT_HANDLE_NULL);
-        std::atomic<int> ready{0};
-        std::atomic<bool> go{false};
-        DAT_RETURN acc = 0, rej = 0;
-        auto at_once = [&](auto call, DAT_RETURN *rc) {
-            ready.fetch_add(1);
-            while (!go.load(std::memory_order_acquire)) {
-            }
-            *rc = call();
-        };
-        std::thread a(
-            at_once, [&] { return t->cr_accept_func(cr, ep, 0, nullptr); }, &acc);
         // The accept checks more before it claims: the reject starts 0-9 us later, so
         // that either may win.
         const auto delay = std::chrono::microseconds(i % 10);
-        std::thread r(
-            at_once,
-            [&] {
-                const auto until = std::chrono::steady_clock::now() + delay;
-                while (std::chrono::steady_clock::now() < until) {
-                }
-                return t->cr_reject_func(cr, 0, nullptr);
-            },
-            &rej);
-        while (ready.load() != 2) {
-        }
-        go.store(true, std::memory_order_release);
-        a.join();
-        r.join();
+        const auto [acc, rej] = at_once([&] { return t->cr_accept_func(cr, ep, 0, nullptr); },
+                                        [&] {
+                                            const auto until =
+                                                std::chrono::steady_clock::now() + delay;
+                                            while (std::chrono::steady_clock::now() < until) {
+                                            }
+                                            return t->cr_reject_func(cr, 0, nullptr);
+                                        });
         DAT_HANDLE_TYPE type{};
         DAT_EP_STATE state{};
         if (acc == DAT_SUCCESS) {
