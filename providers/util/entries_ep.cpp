@@ -526,6 +526,7 @@ DAT_RETURN ep_free(DAT_EP_HANDLE h) noexcept {
     if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
     // Nothing refuses this free: claimed before anything of the EP is touched.
     if (!claim(ep)) return invalid_handle(DAT_HANDLE_TYPE_EP);  // another free won
+    FreeInFlight flight(ep->ia);
     {
         // The RSP reserving this EP forgets it (rsp_query, the next request's CR).
         std::lock_guard lk(ep->mu);
@@ -643,6 +644,7 @@ DAT_RETURN psp_query(DAT_PSP_HANDLE h, DAT_PSP_PARAM_MASK, DAT_PSP_PARAM *p) noe
 DAT_RETURN psp_free(DAT_PSP_HANDLE h) noexcept {
     Psp *psp = as<Psp>(h);
     if (psp == nullptr || !claim(psp)) return invalid_handle(DAT_HANDLE_TYPE_PSP);
+    FreeInFlight flight(psp->ia);
     sp_free(psp);
     return DAT_SUCCESS;
 }
@@ -691,6 +693,7 @@ DAT_RETURN rsp_query(DAT_RSP_HANDLE h, DAT_RSP_PARAM_MASK, DAT_RSP_PARAM *p) noe
 DAT_RETURN rsp_free(DAT_RSP_HANDLE h) noexcept {
     Rsp *rsp = as<Rsp>(h);
     if (rsp == nullptr || !claim(rsp)) return invalid_handle(DAT_HANDLE_TYPE_RSP);
+    FreeInFlight flight(rsp->ia);
     if (Ep *ep = as<Ep>(rsp->ep); ep != nullptr) {
         std::lock_guard lk(ep->mu);
         if (ep->rsp == rsp) {
@@ -706,7 +709,7 @@ DAT_RETURN cr_query(DAT_CR_HANDLE h, DAT_CR_PARAM_MASK, DAT_CR_PARAM *p) noexcep
     Cr *cr = as<Cr>(h);
     if (cr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CR);
     if (p == nullptr) return bad_arg(3);
-    if (!provider_ep_for(cr)) return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+    if (DAT_RETURN rc = provider_ep_for(cr); rc != DAT_SUCCESS) return rc;
     p->remote_ia_address_ptr = reinterpret_cast<sockaddr *>(&cr->remote_addr);
     p->remote_port_qual = cr->remote_port;
     p->private_data_size = cr->pdata_len;
@@ -719,21 +722,26 @@ DAT_RETURN cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_h, DAT_COUNT pdata_len,
                      const DAT_PVOID pdata) noexcept {
     Cr *cr = as<Cr>(h);
     if (cr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CR);
-    if (ep_h == DAT_HANDLE_NULL && !provider_ep_for(cr))
-        return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+    if (ep_h == DAT_HANDLE_NULL) {
+        if (DAT_RETURN rc = provider_ep_for(cr); rc != DAT_SUCCESS) return rc;
+    }
+    Ia *ia = cr->ia;
+    Ep *made = provider_ep_of(cr);
     // The reserved EP is checked too: it may have been freed since the request arrived.
-    Ep *ep = as<Ep>(ep_h == DAT_HANDLE_NULL ? cr->local_ep : ep_h, cr->ia);
+    Ep *ep = as<Ep>(ep_h != DAT_HANDLE_NULL ? ep_h : made != nullptr ? made : cr->local_ep, ia);
     if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
     if (pdata_len < 0 || static_cast<std::size_t>(pdata_len) > kMaxPrivateData) return bad_arg(3);
     if (pdata_len > 0 && pdata == nullptr) return bad_arg(4);
     // A provider-made EP is configured by the consumer (dat_ep_modify: PZ, EVDs) first.
     if (ep->connect_evd == nullptr || ep->request_evd == nullptr || ep->recv_evd == nullptr ||
         ep->pz == nullptr)
-        return err(DAT_INVALID_STATE, ep == cr->provider_ep ? DAT_INVALID_STATE_EP_UNCONFTENTATIVE
-                                                            : DAT_INVALID_STATE_EP_UNCONFIGURED);
+        return err(DAT_INVALID_STATE, ep == made ? DAT_INVALID_STATE_EP_UNCONFTENTATIVE
+                                                 : DAT_INVALID_STATE_EP_UNCONFIGURED);
     // The provider's EP is accepted on (by handle or DAT_HANDLE_NULL) in its tentative
-    // state; any other EP must be free.
-    const bool on_provider_ep = ep == cr->provider_ep;
+    // state; any other EP must be free. (An EP made for the request after the look above
+    // is not the consumer's choice here; it is read again once the request is claimed.)
+    const bool on_provider_ep = made != nullptr && ep == made;
+    FreeInFlight flight;
     {
         std::lock_guard lk(ep->mu);
         if (on_provider_ep
@@ -743,6 +751,7 @@ DAT_RETURN cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_h, DAT_COUNT pdata_len,
         // An answer racing this one (or the IA's close) took the request: the EP is
         // left as it was.
         if (!claim(cr)) return invalid_handle(DAT_HANDLE_TYPE_CR);
+        flight.begin(ia);
         ep->state = DAT_EP_STATE_COMPLETION_PENDING;
         ep->remote_addr = cr->remote_addr;
         ep->remote_qual = cr->remote_port;
@@ -750,7 +759,7 @@ DAT_RETURN cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE ep_h, DAT_COUNT pdata_len,
         ep->local_qual = cr->qual;
     }
     // Accepted on another EP: the provider's stays the consumer's, free to use or free.
-    if (Ep *mine = as<Ep>(cr->provider_ep); mine != nullptr && !on_provider_ep) {
+    if (Ep *mine = as<Ep>(provider_ep_of(cr)); mine != nullptr && !on_provider_ep) {
         std::lock_guard lk(mine->mu);
         if (mine->state == DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING)
             mine->state = DAT_EP_STATE_UNCONNECTED;
@@ -771,8 +780,9 @@ DAT_RETURN cr_reject(DAT_CR_HANDLE h, DAT_COUNT pdata_len, const DAT_PVOID pdata
     if (pdata_len > 0 && pdata == nullptr) return bad_arg(3);
     // Another answer (or the IA's close) took it: then the provider's EP is not ours to free.
     if (!claim(cr)) return invalid_handle(DAT_HANDLE_TYPE_CR);
+    FreeInFlight flight(cr->ia);
     // The EP the provider made for the request goes with it (unless the consumer freed it).
-    Ep *mine = as<Ep>(cr->provider_ep);
+    Ep *mine = as<Ep>(provider_ep_of(cr));
     DAT_RETURN rc =
         cr_answer(cr, [&] { return cr->ia->transport->cr_reject(cr, pdata_len, pdata); });
     if (mine != nullptr) ep_free(mine);
@@ -796,15 +806,21 @@ DAT_RETURN cr_reject(DAT_CR_HANDLE h, DAT_COUNT pdata_len, const DAT_PVOID pdata
 // PZ and no DTO EVDs (the consumer sets them with dat_ep_modify before accepting on it, or
 // accepts on its own EP), connection events to the PSP's EVD when that EVD takes them. It
 // waits in DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING for the consumer's answer.
-bool provider_ep_for(Cr *cr) noexcept {
-    if (!cr->wants_provider_ep || cr->provider_ep != nullptr) return true;
+DAT_RETURN provider_ep_for(Cr *cr) noexcept {
+    if (!cr->wants_provider_ep) return DAT_SUCCESS;
+    // Made once: a second first look waits for the first one's EP.
+    std::lock_guard made(cr->provider_ep_mu);
+    if (cr->provider_ep != nullptr) return DAT_SUCCESS;
+    // An answer that took the request meanwhile read provider_ep under this lock: an EP
+    // made now would be nobody's.
+    if (as<Cr>(cr) == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CR);
     Evd *conn = as<Evd>(cr->provider_conn_evd, cr->ia);  // nullptr if freed since
     DAT_EP_HANDLE h = DAT_HANDLE_NULL;
     if (entry::ep_create(cr->ia, DAT_HANDLE_NULL, DAT_HANDLE_NULL, DAT_HANDLE_NULL, conn, nullptr,
                          &h) != DAT_SUCCESS) {
         DAPL_TRC(trace::kError, "ep", "CR %p: cannot make an EP for the connection request",
                  static_cast<void *>(cr));
-        return false;
+        return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
     }
     Ep *ep = static_cast<Ep *>(h);
     {
@@ -813,7 +829,12 @@ bool provider_ep_for(Cr *cr) noexcept {
     }
     cr->provider_ep = ep;
     cr->local_ep = ep;
-    return true;
+    return DAT_SUCCESS;
+}
+
+Ep *provider_ep_of(Cr *cr) noexcept {
+    std::lock_guard made(cr->provider_ep_mu);
+    return cr->provider_ep;
 }
 
 }  // namespace opendat::util

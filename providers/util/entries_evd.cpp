@@ -129,6 +129,7 @@ DAT_RETURN evd_free(DAT_EVD_HANDLE h) noexcept {
     // A thread blocked in dat_evd_wait is released (DAT_INTERRUPTED_CALL) before the EVD
     // goes: deleting its mutex and condition variable under it would hang or crash.
     if (!evd->retire()) return invalid_handle(DAT_HANDLE_TYPE_EVD);  // another free won
+    FreeInFlight flight(evd->ia);
     evd->set_cno(nullptr);
     evd->ia->release(evd);
     delete evd;

@@ -1,5 +1,7 @@
 // IA, generic-handle, PZ and CNO entry points.
+#include <chrono>
 #include <new>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -79,6 +81,61 @@ const Evd *lent_async_evd(Ia *ia) noexcept {
     return nullptr;
 }
 
+// Returns once no free or CR answer on another thread is under way for `ia`: none counted
+// (FreeInFlight), and no child of type `type` claimed and still listed (a winner between
+// its claim and its count). Such a thread touches the IA, its transport and what the child
+// used (an EP's EVDs and PZ) until it ends; it is bounded by that one free.
+void settle_frees(Ia *ia, DAT_HANDLE_TYPE type) noexcept {
+    auto claimed_listed = [&] {
+        std::lock_guard lk(ia->children_mu);
+        for (const Header *h : ia->children)
+            if (h->type == type && h->magic.load() != arena::live_tag(h)) return true;
+        return false;
+    };
+    for (unsigned i = 0; claimed_listed() || ia->frees_in_flight.load() != 0; ++i) {
+        if (i == 0)
+            DAPL_TRC(trace::kInfo, "ia", "closing %s: waiting for a free on another thread",
+                     ia->instance->name.c_str());
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+}
+
+// Hands every pending connection request back to the transport (refused, freed). One
+// that a consumer's answer is taking (its claim won) is left to it, and waited for: the
+// answer still uses the transport, and may free the EP the provider made for it.
+void close_crs(Ia *ia) noexcept {
+    std::vector<Cr *> crs, answered;
+    try {
+        std::lock_guard lk(ia->crs_mu);
+        crs.assign(ia->pending_crs.begin(), ia->pending_crs.end());
+        answered.reserve(crs.size());
+    } catch (...) {
+        DAPL_TRC(trace::kError, "ia", "no memory to free the IA's connection requests");
+        return;
+    }
+    for (Cr *cr : crs) {
+        if (!claim(cr)) {
+            answered.push_back(cr);  // reserved: cannot throw
+            continue;
+        }
+        {
+            std::lock_guard lk(ia->crs_mu);
+            ia->pending_crs.erase(cr);
+        }
+        ia->transport->cr_destroy(cr);
+        delete cr;
+    }
+    // An answer forgets its request (forget_cr) after it counted itself in.
+    auto listed = [&] {
+        std::lock_guard lk(ia->crs_mu);
+        for (Cr *cr : answered)
+            if (ia->pending_crs.count(cr) != 0) return true;
+        return false;
+    };
+    while (listed() || ia->frees_in_flight.load() != 0)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+}
+
 // Frees every child object of `ia` through the entry points, users before what they use:
 // EPs (their EVDs and PZ), service points (their EVDs), RMRs (their LMR), LMRs, EVDs
 // (their CNO), CNOs, PZs. Returns the consumer-made async EVD, left for the caller.
@@ -142,6 +199,9 @@ Evd *close_children(Ia *ia) noexcept {
                          ia->instance->name.c_str(), static_cast<void *>(h), static_cast<int>(type),
                          rc);
         }
+        // A child the consumer freed at the same time (its claim won) is still on its way
+        // out: what it uses is freed in a later pass, the transport after the last.
+        settle_frees(ia, type);
     }
     return async;
 }
@@ -164,23 +224,19 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
                  static_cast<const void *>(lent), static_cast<void *>(ia));
         return err(DAT_INVALID_STATE, DAT_INVALID_STATE_IA_IN_USE);
     }
+    // Of two closes at once (a consumer's misuse), one closes; the other is told the
+    // handle is gone. From here on the IA takes no new objects (as<Ia> refuses it).
+    if (!claim(ia)) return invalid_handle(DAT_HANDLE_TYPE_IA);
     DAPL_TRC(trace::kNormal, "ia", "closing %s (%d objects left)", ia->instance->name.c_str(),
              ia->objects.load());
     // Requests nobody answered: refused and freed while the transport still runs.
-    std::unordered_set<Cr *> crs;
-    {
-        std::lock_guard lk(ia->crs_mu);
-        crs.swap(ia->pending_crs);
-    }
-    for (Cr *cr : crs) {
-        if (!claim(cr)) continue;  // a consumer's answer is taking it
-        ia->transport->cr_destroy(cr);
-        delete cr;
-    }
+    close_crs(ia);
     // What the consumer left: freed through the entry points while the transport (the
     // device) still runs, except a consumer-made async EVD, which the transport may post
     // to until it stops.
     Evd *consumer_async = close_children(ia);
+    // Requests that arrived while the service points were open still (none can now).
+    close_crs(ia);
     // Stops the progress engine and releases every socket.
     ia->transport.reset();
     // Nothing posts to a consumer's async EVD any more: the use dat_ia_open took goes.
@@ -248,6 +304,7 @@ DAT_RETURN pz_free(DAT_PZ_HANDLE h) noexcept {
     if (pz == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PZ);
     if (pz->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE);
     if (!claim(pz)) return invalid_handle(DAT_HANDLE_TYPE_PZ);  // another free won
+    FreeInFlight flight(pz->ia);
     pz->ia->transport->pz_destroy(pz);
     pz->ia->release(pz);
     delete pz;
@@ -293,6 +350,7 @@ DAT_RETURN cno_free(DAT_CNO_HANDLE h) noexcept {
     if (cno->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE);
     // A thread in dat_cno_wait: DAT_INTERRUPTED_CALL, then gone.
     if (!cno->retire()) return invalid_handle(DAT_HANDLE_TYPE_CNO);  // another free won
+    FreeInFlight flight(cno->ia);
     cno->wait_triggers();  // an EVD that detached it may still be triggering it
     cno->ia->release(cno);
     delete cno;

@@ -86,6 +86,7 @@ DAT_RETURN lmr_free(DAT_LMR_HANDLE h) noexcept {
         return err(DAT_INVALID_STATE);
     }
     if (!claim(lmr)) return invalid_handle(DAT_HANDLE_TYPE_LMR);  // another free won
+    FreeInFlight flight(lmr->ia);
     // Deregistering first means no later access, local or remote, can reach this memory.
     lmr->ia->transport->lmr_deregister(lmr);
     lmr->pz->users.fetch_sub(1);
@@ -165,6 +166,7 @@ DAT_RETURN rmr_free(DAT_RMR_HANDLE h) noexcept {
     Rmr *rmr = as<Rmr>(h);
     if (rmr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_RMR);
     if (!claim(rmr)) return invalid_handle(DAT_HANDLE_TYPE_RMR);  // another free won
+    FreeInFlight flight(rmr->ia);
     rmr->ia->transport->rmr_free(rmr);
     bind_to(rmr, nullptr);
     rmr->pz->users.fetch_sub(1);

@@ -65,6 +65,7 @@ DAT_RETURN srq_free(DAT_SRQ_HANDLE h) noexcept {
     if (srq == nullptr) return kBadSrq;
     if (srq->users.load() > 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_IN_USE);
     if (!claim(srq)) return kBadSrq;  // another free won
+    FreeInFlight flight(srq->ia);
     srq->ia->transport->srq_destroy(srq);
     srq->pz->users.fetch_sub(1);
     srq->ia->release(srq);

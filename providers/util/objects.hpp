@@ -67,6 +67,10 @@ struct Ia : Header {
     // peer and frees them, instead of leaking them.
     std::mutex crs_mu;
     std::unordered_set<Cr *> pending_crs;
+    // Frees and CR answers under way on the consumer's threads (FreeInFlight): an abrupt
+    // dat_ia_close whose claim of a child lost to one of them waits for it to finish
+    // before it frees what that child used, and before the transport goes.
+    std::atomic<int> frees_in_flight{0};
     SpecificAttrs specific;
 
   private:
@@ -136,6 +140,28 @@ struct Rsp : Sp {
     Rsp(const DAT_PROVIDER *p, Ia *ia) : Sp(p, kType, ia) {}
 };
 
+// Counts, from the claim (util::claim) until the object is gone, a free or a CR answer
+// of one of `ia`'s objects. Begun after the claim so that a thread that lost the claim
+// touches nothing of the IA (it may be gone); an abrupt dat_ia_close that lost a claim
+// finds the child still listed (released after begin) and then waits for the count.
+class FreeInFlight {
+  public:
+    FreeInFlight() = default;
+    explicit FreeInFlight(Ia *ia) noexcept { begin(ia); }
+    ~FreeInFlight() {
+        if (ia_ != nullptr) ia_->frees_in_flight.fetch_sub(1);
+    }
+    FreeInFlight(const FreeInFlight &) = delete;
+    FreeInFlight &operator=(const FreeInFlight &) = delete;
+    void begin(Ia *ia) noexcept {
+        ia_ = ia;
+        ia_->frees_in_flight.fetch_add(1);
+    }
+
+  private:
+    Ia *ia_ = nullptr;
+};
+
 // A connection request waiting for accept/reject. util allocates it (cr_new) when the
 // transport sees a request, and frees it after cr_accept, cr_reject or cr_destroy.
 struct Cr : Header {
@@ -146,7 +172,10 @@ struct Cr : Header {
     // DAT_PSP_PROVIDER_FLAG: the EP the provider made for this request (also local_ep);
     // the consumer's to free, freed here if the request is rejected.
     Ep *provider_ep = nullptr;
-    bool wants_provider_ep = false;       // made on first use (provider_ep_for)
+    bool wants_provider_ep = false;  // made on first use (provider_ep_for)
+    // provider_ep and local_ep once the request wants an EP made: two first looks at once
+    // (dat_cr_query, dat_cr_accept with DAT_HANDLE_NULL) make one EP, not two.
+    std::mutex provider_ep_mu;
     Header *provider_conn_evd = nullptr;  // the PSP's EVD if it takes connection events
     DAT_CONN_QUAL qual = 0;
     sockaddr_storage remote_addr{};
@@ -162,8 +191,11 @@ struct Cr : Header {
 // transport fills the peer's part and offers it with post_cr_arrival.
 Cr *cr_new(Sp *sp) noexcept;
 // DAT_PSP_PROVIDER_FLAG: makes the EP for `cr` if it wants one and has none yet
-// (entries_ep.cpp; consumer's thread). False when it cannot be made.
-bool provider_ep_for(Cr *cr) noexcept;
+// (entries_ep.cpp; consumer's thread). DAT_INVALID_HANDLE once an answer took the
+// request, DAT_INSUFFICIENT_RESOURCES when the EP cannot be made.
+DAT_RETURN provider_ep_for(Cr *cr) noexcept;
+// The EP the provider made for `cr`, or nullptr (read under provider_ep_mu).
+Ep *provider_ep_of(Cr *cr) noexcept;
 // Frees a CR from cr_new that was never offered (the transport failed to set it up).
 void cr_discard(Cr *cr) noexcept;
 

@@ -58,11 +58,33 @@ class BareTransport : public Transport {
     sockaddr_in addr_{};
 };
 
+// Where a test holds a thread inside a transport call, to find out who waits for it. The
+// state is static: the held thread must not touch a transport deleted meanwhile.
+struct Gate {
+    std::atomic<bool> armed{false}, inside{false}, open{false};
+    void arm() noexcept {
+        inside.store(false);
+        open.store(false);
+        armed.store(true);
+    }
+    void pass() noexcept {
+        if (!armed.exchange(false)) return;
+        inside.store(true);
+        while (!open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    void wait_inside() const noexcept {
+        while (!inside.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+};
+Gate g_ep_destroy_gate, g_cr_reject_gate;
+
 // Listens (in name only) and offers connection requests on demand; holds freed EPs until
 // told to let go, as a transport with a progress thread does.
 class HoldingTransport final : public BareTransport {
   public:
     HoldingTransport() : BareTransport("") {}
+    void ep_destroy(Ep *) noexcept override { g_ep_destroy_gate.pass(); }
+    void pz_destroy(Pz *) noexcept override { ++g_pz_destroyed; }
     DAT_RETURN sp_listen(Sp *sp) noexcept override {
         if (sp->qual == 0) sp->qual = 4242;
         listening = sp;
@@ -74,6 +96,7 @@ class HoldingTransport final : public BareTransport {
     }
     void ep_release(Deferred free_ep) noexcept override { held.park(free_ep); }
     DAT_RETURN cr_reject(Cr *, DAT_COUNT pdata_len, const void *pdata) noexcept override {
+        g_cr_reject_gate.pass();
         ++rejected;
         rejected_with.assign(static_cast<const char *>(pdata), static_cast<std::size_t>(pdata_len));
         return DAT_SUCCESS;
@@ -98,6 +121,7 @@ class HoldingTransport final : public BareTransport {
     int sp_closed = 0, rejected = 0, accepted = 0;
     std::string rejected_with;
     static inline int g_destroyed = 0;  // counted past the transport's end (dat_ia_close)
+    static inline std::atomic<int> g_pz_destroyed{0};  // the same
 };
 
 HoldingTransport *g_holding = nullptr;
@@ -963,5 +987,152 @@ TEST(UtilHandles, AcceptRacingRejectLeavesTheLosersEndpointsAlone) {
     EXPECT_EQ(t->pz_free_func(pz), DAT_SUCCESS);
     EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS)
         << "every object counted out once";
+    g_holding = nullptr;
+}
+
+namespace {
+// Runs `call` on a thread of its own; finished() says whether it has returned.
+class Bg {
+  public:
+    template <class F>
+    explicit Bg(F call)
+        : t_([this, call] {
+              rc_.store(call());
+              done_.store(true);
+          }) {}
+    ~Bg() {
+        if (t_.joinable()) t_.join();
+    }
+    bool finished() const noexcept { return done_.load(); }
+    DAT_RETURN join() {
+        t_.join();
+        return rc_.load();
+    }
+
+  private:
+    std::atomic<DAT_RETURN> rc_{0};
+    std::atomic<bool> done_{false};
+    std::thread t_;
+};
+}  // namespace
+
+// An abrupt dat_ia_close while another thread is inside dat_ep_free of one of its EPs (a
+// consumer's misuse, but a close must not make it worse): the close's own free of that EP
+// loses the claim. Before, the close went on at once: the PZ the EP still counted as a
+// user was refused (DAT_INVALID_STATE) and leaked, and the transport was deleted under the
+// free still inside it. Now the close waits for that free, then frees the PZ.
+TEST(UtilHandles, AnAbruptCloseWaitsForAFreeUnderWayOnAnotherThread) {
+    Instance holding("util-close-racing-free", "", &make_holding);
+    ASSERT_NE(holding.table, nullptr);
+    const DAT_PROVIDER *t = holding.table;
+    DAT_IA_HANDLE ia = holding.open();
+    DAT_EVD_HANDLE conn = DAT_HANDLE_NULL, dto = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn),
+              DAT_SUCCESS);
+    ASSERT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto), DAT_SUCCESS);
+    DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->pz_create_func(ia, &pz), DAT_SUCCESS);
+    DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->ep_create_func(ia, pz, dto, dto, conn, nullptr, &ep), DAT_SUCCESS);
+    const int pz_destroyed = HoldingTransport::g_pz_destroyed.load();
+
+    g_ep_destroy_gate.arm();
+    Bg app([&] { return t->ep_free_func(ep); });
+    g_ep_destroy_gate.wait_inside();
+    Bg close([&] { return t->ia_close_func(ia, DAT_CLOSE_ABRUPT_FLAG); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(close.finished()) << "the IA closed while its EP's free was still under way";
+    g_ep_destroy_gate.open.store(true);
+    EXPECT_EQ(app.join(), DAT_SUCCESS);
+    EXPECT_EQ(close.join(), DAT_SUCCESS);
+    EXPECT_EQ(HoldingTransport::g_pz_destroyed.load() - pz_destroyed, 1)
+        << "the PZ the EP used was left behind";
+    g_holding = nullptr;
+}
+
+// The same for a connection request: an abrupt close while the consumer's dat_cr_reject is
+// inside the transport. Before, the close skipped the request (its claim lost) and deleted
+// the transport under the answer. Now it waits; the request is answered once, by the
+// consumer, and not also handed back to the transport.
+TEST(UtilHandles, AnAbruptCloseWaitsForAnAnswerUnderWayOnAnotherThread) {
+    Instance holding("util-close-racing-answer", "", &make_holding);
+    ASSERT_NE(holding.table, nullptr);
+    const DAT_PROVIDER *t = holding.table;
+    DAT_IA_HANDLE ia = holding.open();
+    HoldingTransport *tr = g_holding;
+    ASSERT_NE(tr, nullptr);
+    DAT_EVD_HANDLE crs = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->evd_create_func(ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &crs), DAT_SUCCESS);
+    DAT_PSP_HANDLE psp = DAT_HANDLE_NULL;
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(t->psp_create_any_func(ia, &qual, crs, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
+    ASSERT_TRUE(tr->offer("x"));
+    DAT_EVENT ev{};
+    ASSERT_EQ(t->evd_dequeue_func(crs, &ev), DAT_SUCCESS);
+    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    const int destroyed = HoldingTransport::g_destroyed;
+
+    g_cr_reject_gate.arm();
+    Bg app([&] { return t->cr_reject_func(cr, 0, nullptr); });
+    g_cr_reject_gate.wait_inside();
+    Bg close([&] { return t->ia_close_func(ia, DAT_CLOSE_ABRUPT_FLAG); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(close.finished()) << "the IA closed while a request's answer was under way";
+    g_cr_reject_gate.open.store(true);
+    EXPECT_EQ(app.join(), DAT_SUCCESS);
+    EXPECT_EQ(close.join(), DAT_SUCCESS);
+    EXPECT_EQ(HoldingTransport::g_destroyed, destroyed) << "the answered request handed back too";
+    g_holding = nullptr;
+}
+
+// Two dat_ia_close calls of one IA at once (a consumer's misuse): one closes it, the other
+// is told the handle is gone. Before, both passed the handle check and tore it down twice.
+TEST(UtilHandles, TwoClosesOfOneIaAtOnceCloseItOnce) {
+    Instance bare("util-close-twice", "65536 16", &make_bare);
+    const DAT_PROVIDER *t = bare.table;
+    for (int i = 0; i < 50; ++i) {
+        DAT_IA_HANDLE ia = bare.open();
+        DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
+        ASSERT_EQ(t->pz_create_func(ia, &pz), DAT_SUCCESS);
+        ASSERT_NE(software_evd(t, ia, 4), DAT_HANDLE_NULL);
+        ASSERT_TRUE(freed_once(
+            "IA", free_twice_at_once([&] { return t->ia_close_func(ia, DAT_CLOSE_ABRUPT_FLAG); })));
+    }
+}
+
+// Two first looks at once at a request that wants an EP made for it (DAT_PSP_PROVIDER_FLAG):
+// dat_cr_query on two threads. One EP is made and both see it. Before, each could make
+// one: the request named the second, and the first stayed the IA's, unknown to the
+// consumer, until the IA closed (a graceful close was refused).
+TEST(UtilHandles, TwoFirstLooksAtARequestMakeOneEndpoint) {
+    Instance holding("util-cr-two-looks", "", &make_holding);
+    ASSERT_NE(holding.table, nullptr);
+    const DAT_PROVIDER *t = holding.table;
+    DAT_IA_HANDLE ia = holding.open();
+    HoldingTransport *tr = g_holding;
+    ASSERT_NE(tr, nullptr);
+    DAT_EVD_HANDLE crs = DAT_HANDLE_NULL;
+    ASSERT_EQ(t->evd_create_func(ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &crs), DAT_SUCCESS);
+    DAT_PSP_HANDLE psp = DAT_HANDLE_NULL;
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(t->psp_create_any_func(ia, &qual, crs, DAT_PSP_PROVIDER_FLAG, &psp), DAT_SUCCESS);
+    for (int i = 0; i < 100; ++i) {
+        ASSERT_TRUE(tr->offer("x"));
+        DAT_EVENT ev{};
+        ASSERT_EQ(t->evd_dequeue_func(crs, &ev), DAT_SUCCESS);
+        DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+        DAT_CR_PARAM a{}, b{};
+        const auto [ra, rb] = at_once([&] { return t->cr_query_func(cr, DAT_CR_FIELD_ALL, &a); },
+                                      [&] { return t->cr_query_func(cr, DAT_CR_FIELD_ALL, &b); });
+        ASSERT_EQ(ra, DAT_SUCCESS);
+        ASSERT_EQ(rb, DAT_SUCCESS);
+        ASSERT_NE(a.local_ep_handle, DAT_HANDLE_NULL);
+        ASSERT_EQ(a.local_ep_handle, b.local_ep_handle) << "round " << i << ": two EPs made";
+        ASSERT_EQ(t->cr_reject_func(cr, 0, nullptr), DAT_SUCCESS);  // frees the one EP
+    }
+    tr->held.drain();
+    EXPECT_EQ(t->psp_free_func(psp), DAT_SUCCESS);
+    EXPECT_EQ(t->evd_free_func(crs), DAT_SUCCESS);
+    EXPECT_EQ(t->ia_close_func(ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS) << "an EP was left";
     g_holding = nullptr;
 }
