@@ -597,6 +597,7 @@ template <class Hook>
 DAT_RETURN cr_answer(Cr *cr, Hook hook) noexcept {
     forget_cr(cr);
     DAT_RETURN rc = hook();
+    cr_forget_looks(cr);
     delete cr;
     return rc;
 }
@@ -830,6 +831,13 @@ DAT_RETURN provider_ep_for(Cr *cr) noexcept {
     cr->provider_ep = ep;
     cr->local_ep = ep;
     return DAT_SUCCESS;
+}
+
+void cr_forget_looks(Cr *cr) noexcept {
+    // A look that passed as<Cr> before the claim may hold the lock (provider_ep_for): it
+    // lets go before the CR is deleted. (One that comes later still reads a dead CR, the
+    // general case of a call racing a free.)
+    std::lock_guard made(cr->provider_ep_mu);
 }
 
 Ep *provider_ep_of(Cr *cr) noexcept {

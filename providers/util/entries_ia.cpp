@@ -123,6 +123,7 @@ void close_crs(Ia *ia) noexcept {
             ia->pending_crs.erase(cr);
         }
         ia->transport->cr_destroy(cr);
+        cr_forget_looks(cr);
         delete cr;
     }
     // An answer forgets its request (forget_cr) after it counted itself in.
@@ -137,15 +138,21 @@ void close_crs(Ia *ia) noexcept {
 }
 
 // Frees every child object of `ia` through the entry points, users before what they use:
-// EPs (their EVDs and PZ), service points (their EVDs), RMRs (their LMR), LMRs, EVDs
-// (their CNO), CNOs, PZs. Returns the consumer-made async EVD, left for the caller.
+// service points first (no request arrives after them), then the pending requests
+// (close_crs: an answer under way still uses its EP), EPs (their EVDs and PZ), SRQs, RMRs
+// (their LMR), LMRs, EVDs (their CNO), CNOs, PZs. Returns the consumer-made async EVD,
+// left for the caller.
 Evd *close_children(Ia *ia) noexcept {
     static constexpr DAT_HANDLE_TYPE kOrder[] = {
-        DAT_HANDLE_TYPE_EP,  DAT_HANDLE_TYPE_SRQ, DAT_HANDLE_TYPE_PSP,
-        DAT_HANDLE_TYPE_RSP, DAT_HANDLE_TYPE_RMR, DAT_HANDLE_TYPE_LMR,
-        DAT_HANDLE_TYPE_EVD, DAT_HANDLE_TYPE_CNO, DAT_HANDLE_TYPE_PZ};
+        DAT_HANDLE_TYPE_PSP, DAT_HANDLE_TYPE_RSP, DAT_HANDLE_TYPE_CR,  DAT_HANDLE_TYPE_EP,
+        DAT_HANDLE_TYPE_SRQ, DAT_HANDLE_TYPE_RMR, DAT_HANDLE_TYPE_LMR, DAT_HANDLE_TYPE_EVD,
+        DAT_HANDLE_TYPE_CNO, DAT_HANDLE_TYPE_PZ};
     Evd *async = nullptr;
     for (DAT_HANDLE_TYPE type : kOrder) {
+        if (type == DAT_HANDLE_TYPE_CR) {  // not children: the IA's pending requests
+            close_crs(ia);
+            continue;
+        }
         std::vector<Header *> batch;
         {
             std::lock_guard lk(ia->children_mu);
@@ -211,9 +218,18 @@ Evd *close_children(Ia *ia) noexcept {
 DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
     Ia *ia = as<Ia>(h);
     if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
+    // Of two closes at once (a consumer's misuse), one closes; the other is told the
+    // handle is gone, and reads nothing more of an IA the winner may delete. Claimed
+    // before the refusals below read the IA; a refused close gives the IA its life back.
+    // Meanwhile the IA takes no new objects (as<Ia> refuses it).
+    if (!claim(ia)) return invalid_handle(DAT_HANDLE_TYPE_IA);
+    auto refuse = [ia](DAT_RETURN rc) {
+        ia->magic.store(arena::live_tag(ia));
+        return rc;
+    };
     // A graceful close requires the consumer to have freed everything; abrupt tears down.
     if (flags == DAT_CLOSE_GRACEFUL_FLAG && ia->objects.load() != 0)
-        return err(DAT_INVALID_STATE, DAT_INVALID_STATE_IA_IN_USE);
+        return refuse(err(DAT_INVALID_STATE, DAT_INVALID_STATE_IA_IN_USE));
     // Even an abrupt close cannot take an EVD that another open IA posts its asynchronous
     // errors to: that IA would post into freed memory, and the EVD would name this IA and
     // its transport after both are gone. That IA closes first.
@@ -222,21 +238,14 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
                  "dat_ia_close: EVD %p of IA %p is another open IA's async EVD: close that IA "
                  "first",
                  static_cast<const void *>(lent), static_cast<void *>(ia));
-        return err(DAT_INVALID_STATE, DAT_INVALID_STATE_IA_IN_USE);
+        return refuse(err(DAT_INVALID_STATE, DAT_INVALID_STATE_IA_IN_USE));
     }
-    // Of two closes at once (a consumer's misuse), one closes; the other is told the
-    // handle is gone. From here on the IA takes no new objects (as<Ia> refuses it).
-    if (!claim(ia)) return invalid_handle(DAT_HANDLE_TYPE_IA);
     DAPL_TRC(trace::kNormal, "ia", "closing %s (%d objects left)", ia->instance->name.c_str(),
              ia->objects.load());
-    // Requests nobody answered: refused and freed while the transport still runs.
-    close_crs(ia);
-    // What the consumer left: freed through the entry points while the transport (the
-    // device) still runs, except a consumer-made async EVD, which the transport may post
-    // to until it stops.
+    // What the consumer left, and the requests nobody answered: freed through the entry
+    // points while the transport (the device) still runs, except a consumer-made async
+    // EVD, which the transport may post to until it stops.
     Evd *consumer_async = close_children(ia);
-    // Requests that arrived while the service points were open still (none can now).
-    close_crs(ia);
     // Stops the progress engine and releases every socket.
     ia->transport.reset();
     // Nothing posts to a consumer's async EVD any more: the use dat_ia_open took goes.
@@ -350,9 +359,13 @@ DAT_RETURN cno_free(DAT_CNO_HANDLE h) noexcept {
     if (cno->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE);
     // A thread in dat_cno_wait: DAT_INTERRUPTED_CALL, then gone.
     if (!cno->retire()) return invalid_handle(DAT_HANDLE_TYPE_CNO);  // another free won
-    FreeInFlight flight(cno->ia);
-    cno->wait_triggers();  // an EVD that detached it may still be triggering it
-    cno->ia->release(cno);
+    {
+        FreeInFlight flight(cno->ia);
+        cno->wait_triggers();  // an EVD that detached it may still be triggering it
+        cno->ia->release(cno);
+    }
+    // Not counted: deleting a CNO joins its agent thread, and the agent may be the one
+    // closing the IA, which waits for the frees counted in.
     delete cno;
     return DAT_SUCCESS;
 }

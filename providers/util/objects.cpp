@@ -161,6 +161,9 @@ bool post_cr_arrival(Cr *cr) noexcept {
         std::lock_guard lk(ia->crs_mu);
         ia->pending_crs.erase(cr);
     }
+    // An abrupt dat_ia_close that found it listed meanwhile and claimed it answers it
+    // (cr_destroy): to the transport it stays offered.
+    if (!claim(cr)) return true;
     post_async(ia, DAT_ASYNC_ERROR_EVD_OVERFLOW, evd);
     cr_discard(cr);
     return false;

@@ -196,6 +196,8 @@ Cr *cr_new(Sp *sp) noexcept;
 DAT_RETURN provider_ep_for(Cr *cr) noexcept;
 // The EP the provider made for `cr`, or nullptr (read under provider_ep_mu).
 Ep *provider_ep_of(Cr *cr) noexcept;
+// Before a claimed CR is deleted: waits for a first look that holds provider_ep_mu.
+void cr_forget_looks(Cr *cr) noexcept;
 // Frees a CR from cr_new that was never offered (the transport failed to set it up).
 void cr_discard(Cr *cr) noexcept;
 

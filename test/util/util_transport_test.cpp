@@ -72,8 +72,13 @@ struct Gate {
         inside.store(true);
         while (!open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    void wait_inside() const noexcept {
-        while (!inside.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // False if no thread came in within 10 s.
+    bool wait_inside() const noexcept {
+        for (int ms = 0; !inside.load(); ++ms) {
+            if (ms == 10'000) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        return true;
     }
 };
 Gate g_ep_destroy_gate, g_cr_reject_gate;
@@ -1038,7 +1043,7 @@ TEST(UtilHandles, AnAbruptCloseWaitsForAFreeUnderWayOnAnotherThread) {
 
     g_ep_destroy_gate.arm();
     Bg app([&] { return t->ep_free_func(ep); });
-    g_ep_destroy_gate.wait_inside();
+    ASSERT_TRUE(g_ep_destroy_gate.wait_inside()) << "the free never reached the transport";
     Bg close([&] { return t->ia_close_func(ia, DAT_CLOSE_ABRUPT_FLAG); });
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     EXPECT_FALSE(close.finished()) << "the IA closed while its EP's free was still under way";
@@ -1074,7 +1079,7 @@ TEST(UtilHandles, AnAbruptCloseWaitsForAnAnswerUnderWayOnAnotherThread) {
 
     g_cr_reject_gate.arm();
     Bg app([&] { return t->cr_reject_func(cr, 0, nullptr); });
-    g_cr_reject_gate.wait_inside();
+    ASSERT_TRUE(g_cr_reject_gate.wait_inside()) << "the answer never reached the transport";
     Bg close([&] { return t->ia_close_func(ia, DAT_CLOSE_ABRUPT_FLAG); });
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     EXPECT_FALSE(close.finished()) << "the IA closed while a request's answer was under way";
