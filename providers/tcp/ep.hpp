@@ -210,6 +210,8 @@ class TcpEp final : public Pollable {
     void finish_connect() noexcept;
     void refused() noexcept;
     void protocol_error(const char *why) noexcept;
+    // Every receive posted (or taken from the SRQ) ends: nothing more is read into it.
+    void flush_recvs(bool post_events) noexcept;
     void teardown(DAT_EVENT_NUMBER event, bool post_events, DAT_COUNT pdata_len = 0,
                   const void *pdata = nullptr) noexcept;
     void update_poll() noexcept;

@@ -304,6 +304,15 @@ void TcpEp::protocol_error(const char *why) noexcept {
     rx_teardown(DAT_CONNECTION_EVENT_BROKEN);
 }
 
+void TcpEp::flush_recvs(bool post_events) noexcept {
+    srq_recvs_done(rq_tail_ - rq_head_);  // an SRQ's receive taken for a message: flushed
+    if (post_events)
+        for (; rq_head_ != rq_tail_; ++rq_head_)
+            util::post_dto(ep->recv_evd, ep, rq_[rq_head_ % rq_.size()].cookie, DAT_DTO_ERR_FLUSHED,
+                           0, DAT_DTO_RECEIVE);
+    rq_head_ = rq_tail_;
+}
+
 // Ends the connection: socket closed, every outstanding request and receive flushed in
 // order (requests that already failed keep their status), then the connection event.
 void TcpEp::teardown(DAT_EVENT_NUMBER event, bool post_events, DAT_COUNT pdata_len,
@@ -317,7 +326,6 @@ void TcpEp::teardown(DAT_EVENT_NUMBER event, bool post_events, DAT_COUNT pdata_l
         tr_->engine().want_ticks(this, false);
         ticking_ = false;
     }
-    srq_recvs_done(rq_tail_ - rq_head_);  // an SRQ's receive taken for a message: flushed
     if (post_events) {
         for (; sq_head_ != sq_tail_; ++sq_head_) {
             RequestWr &w = sq_[sq_head_ % sq_.size()];
@@ -329,12 +337,9 @@ void TcpEp::teardown(DAT_EVENT_NUMBER event, bool post_events, DAT_COUNT pdata_l
             if (!w.reports(st)) continue;
             post_request_completion(w, st);
         }
-        for (; rq_head_ != rq_tail_; ++rq_head_)
-            util::post_dto(ep->recv_evd, ep, rq_[rq_head_ % rq_.size()].cookie, DAT_DTO_ERR_FLUSHED,
-                           0, DAT_DTO_RECEIVE);
     }
+    flush_recvs(post_events);
     sq_head_ = sq_tx_ = sq_tail_;
-    rq_head_ = rq_tail_;
     reset_stream();
     phase_ = Phase::Closed;
     if (post_events) util::ep_connection_ended(ep, event, pdata_len, pdata);

@@ -105,6 +105,9 @@ void TcpEp::rx_teardown(DAT_EVENT_NUMBER event) noexcept {
         close_after_ctrl_ = true;
         rx_.ended = true;
         end_event_ = event;
+        // Nothing more is read: the receives (one an SRQ lent for a message the end cut
+        // short) end now, not once the answers have drained (up to DAT_TCP_CLOSE_MS).
+        flush_recvs(true);
         if (phase_ == Phase::Connected) {
             phase_ = Phase::Closing;
             ep->state = DAT_EP_STATE_DISCONNECT_PENDING;  // no more posts; the end is coming

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -153,5 +154,60 @@ TEST(HostilePeer, WriteImmOnEmptySrqWaitsForAReceive) {
     s.ep = DAT_HANDLE_NULL;
     DAT_SRQ_PARAM p = srq_param(srq);
     EXPECT_EQ(p.outstanding_dto_count, 0);
+    EXPECT_EQ(dat_srq_free(srq), DAT_SUCCESS);
+}
+
+// The peer asks for a read far bigger than the socket buffers and takes nothing, starts a
+// SEND into a receive the endpoint takes from its SRQ, and ends its stream halfway through
+// the message. The read's answer may still leave (until DAT_TCP_CLOSE_MS), but nothing is
+// read any more: the SRQ's receive is flushed at once and no longer counted as taken.
+// Before, it stayed taken, with no event, until the answers drained or the deadline ended
+// the connection (here a minute).
+TEST(HostilePeer, AReceiveCutByThePeersEndIsFlushedWhileAnswersDrain) {
+    setenv("DAT_TCP_CLOSE_MS", "60000", 1);
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    unsetenv("DAT_TCP_CLOSE_MS");
+    DAT_SRQ_HANDLE srq = DAT_HANDLE_NULL;
+    ASSERT_EQ(srq_endpoint(s, &srq), DAT_SUCCESS);
+    constexpr std::uint32_t kReadLen = 32u << 20;
+    Buffer target, rbuf;
+    ASSERT_EQ(s.reg(&target, kReadLen), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&rbuf, 64), DAT_SUCCESS);
+    DAT_LMR_TRIPLET t = rbuf.iov();
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = 77;
+    ASSERT_EQ(dat_srq_post_recv(srq, 1, &t, ck), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    int fd = raw_peer(s, qual);
+    ASSERT_GE(fd, 0);
+
+    FrameHeader read = make_header(kReadReq, 0, 1);
+    read.addr = reinterpret_cast<std::uintptr_t>(target.mem.data());
+    read.rkey = target.rmr_ctx;
+    read.aux = kReadLen;
+    FrameHeader send = make_header(kSend, 64, 2);
+    unsigned char half[16];
+    std::memset(half, 0xAB, sizeof half);
+    ASSERT_TRUE(attack::send_all(fd, &read, sizeof read));
+    ASSERT_TRUE(attack::send_all(fd, &send, sizeof send));
+    ASSERT_TRUE(attack::send_all(fd, half, sizeof half));
+    ASSERT_EQ(shutdown(fd, SHUT_WR), 0);
+
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.recv_evd, &ev, 3'000'000), DAT_SUCCESS) << "the receive was not flushed";
+    EXPECT_EQ(ev.event_number, DAT_DTO_COMPLETION_EVENT);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_ERR_FLUSHED);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64, 77u);
+    EXPECT_EQ(srq_param(srq).outstanding_dto_count, 0) << "the SRQ's receive is still taken";
+    EXPECT_EQ(DAT_GET_TYPE(s.next(s.conn_evd, &ev, 0)), DAT_TIMEOUT_EXPIRED)
+        << "the connection ended before its answer left";
+    // The peer takes the answer: then the connection ends.
+    EXPECT_TRUE(attack::wait_closed(fd, 20000));
+    close(fd);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    dat_ep_free(s.ep);
+    s.ep = DAT_HANDLE_NULL;
     EXPECT_EQ(dat_srq_free(srq), DAT_SUCCESS);
 }
