@@ -131,6 +131,25 @@ class HoldingTransport final : public BareTransport {
 
 HoldingTransport *g_holding = nullptr;
 
+// A request offered on the listening PSP and taken from its EVD `crs`, or DAT_HANDLE_NULL.
+DAT_CR_HANDLE offered(const DAT_PROVIDER *t, HoldingTransport *tr, DAT_EVD_HANDLE crs) {
+    DAT_EVENT ev{};
+    if (!tr->offer("x") || t->evd_dequeue_func(crs, &ev) != DAT_SUCCESS ||
+        ev.event_number != DAT_CONNECTION_REQUEST_EVENT)
+        return DAT_HANDLE_NULL;
+    return ev.event_data.cr_arrival_event_data.cr_handle;
+}
+
+// A CR EVD and a PSP on it (any qualifier) with `flags`, on `ia`.
+::testing::AssertionResult listening(const DAT_PROVIDER *t, DAT_IA_HANDLE ia, DAT_PSP_FLAGS flags,
+                                     DAT_EVD_HANDLE *crs, DAT_PSP_HANDLE *psp) {
+    DAT_CONN_QUAL qual = 0;
+    if (t->evd_create_func(ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, crs) != DAT_SUCCESS ||
+        t->psp_create_any_func(ia, &qual, *crs, flags, psp) != DAT_SUCCESS)
+        return ::testing::AssertionFailure() << "no PSP";
+    return ::testing::AssertionSuccess();
+}
+
 DAT_RETURN make_bare(ProviderInstance *inst, Ia *, std::unique_ptr<Transport> *out) {
     *out = std::make_unique<BareTransport>(inst->params);
     return DAT_SUCCESS;
@@ -273,11 +292,9 @@ TEST(UtilOwnership, UtilFreesWhatItAllocatesWhenTheTransportLetsGo) {
 
     // A PSP is freed by util after sp_close; CRs after the transport's answer hook.
     DAT_EVD_HANDLE crs = DAT_HANDLE_NULL;
-    ASSERT_EQ(t->evd_create_func(ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &crs), DAT_SUCCESS);
     DAT_PSP_HANDLE psp = DAT_HANDLE_NULL;
-    DAT_CONN_QUAL qual = 0;
-    ASSERT_EQ(t->psp_create_any_func(ia, &qual, crs, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
-    EXPECT_EQ(qual, 4242u) << "the qualifier the transport chose";
+    ASSERT_TRUE(listening(t, ia, DAT_PSP_CONSUMER_FLAG, &crs, &psp));
+    EXPECT_EQ(static_cast<Psp *>(psp)->qual, 4242u) << "the qualifier the transport chose";
     ASSERT_TRUE(tr->offer("first"));
     DAT_EVENT ev{};
     ASSERT_EQ(t->evd_dequeue_func(crs, &ev), DAT_SUCCESS);
@@ -902,10 +919,8 @@ TEST(UtilHandles, TwoFreesOfOneHandleAtOnceFreeItOnce) {
         DAT_PSP_HANDLE psp = DAT_HANDLE_NULL;
         DAT_CONN_QUAL qual = 0;
         ASSERT_EQ(t->psp_create_any_func(ia, &qual, crs, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
-        ASSERT_TRUE(tr->offer("x"));
-        DAT_EVENT ev{};
-        ASSERT_EQ(t->evd_dequeue_func(crs, &ev), DAT_SUCCESS);
-        DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+        DAT_CR_HANDLE cr = offered(t, tr, crs);
+        ASSERT_NE(cr, DAT_HANDLE_NULL);
         ASSERT_TRUE(freed_once(
             "CR", free_twice_at_once([&] { return t->cr_reject_func(cr, 0, nullptr); })));
         ASSERT_TRUE(freed_once("PSP", free_twice_at_once([&] { return t->psp_free_func(psp); })));
@@ -944,10 +959,8 @@ TEST(UtilHandles, AcceptRacingRejectLeavesTheLosersEndpointsAlone) {
     for (int i = 0; i < 100; ++i) {
         DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
         ASSERT_EQ(t->ep_create_func(ia, pz, dto, dto, conn, nullptr, &ep), DAT_SUCCESS);
-        ASSERT_TRUE(tr->offer("x"));
-        DAT_EVENT ev{};
-        ASSERT_EQ(t->evd_dequeue_func(crs, &ev), DAT_SUCCESS);
-        DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+        DAT_CR_HANDLE cr = offered(t, tr, crs);
+        ASSERT_NE(cr, DAT_HANDLE_NULL);
         DAT_CR_PARAM param{};
         ASSERT_EQ(t->cr_query_func(cr, DAT_CR_FIELD_ALL, &param), DAT_SUCCESS);
         DAT_EP_HANDLE mine = param.local_ep_handle;  // the provider's EP
@@ -1019,6 +1032,18 @@ class Bg {
     std::atomic<bool> done_{false};
     std::thread t_;
 };
+
+// With `app` held at `gate` inside the transport: an abrupt close of `ia` begun now has not
+// returned 300 ms later; once the gate opens, both end with DAT_SUCCESS.
+void expect_close_waits(const DAT_PROVIDER *t, DAT_IA_HANDLE ia, Gate *gate, Bg *app,
+                        const char *what) {
+    Bg close([&] { return t->ia_close_func(ia, DAT_CLOSE_ABRUPT_FLAG); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(close.finished()) << "the IA closed while " << what << " was still under way";
+    gate->open.store(true);
+    EXPECT_EQ(app->join(), DAT_SUCCESS);
+    EXPECT_EQ(close.join(), DAT_SUCCESS);
+}
 }  // namespace
 
 // An abrupt dat_ia_close while another thread is inside dat_ep_free of one of its EPs (a
@@ -1044,12 +1069,7 @@ TEST(UtilHandles, AnAbruptCloseWaitsForAFreeUnderWayOnAnotherThread) {
     g_ep_destroy_gate.arm();
     Bg app([&] { return t->ep_free_func(ep); });
     ASSERT_TRUE(g_ep_destroy_gate.wait_inside()) << "the free never reached the transport";
-    Bg close([&] { return t->ia_close_func(ia, DAT_CLOSE_ABRUPT_FLAG); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    EXPECT_FALSE(close.finished()) << "the IA closed while its EP's free was still under way";
-    g_ep_destroy_gate.open.store(true);
-    EXPECT_EQ(app.join(), DAT_SUCCESS);
-    EXPECT_EQ(close.join(), DAT_SUCCESS);
+    expect_close_waits(t, ia, &g_ep_destroy_gate, &app, "its EP's free");
     EXPECT_EQ(HoldingTransport::g_pz_destroyed.load() - pz_destroyed, 1)
         << "the PZ the EP used was left behind";
     g_holding = nullptr;
@@ -1067,25 +1087,16 @@ TEST(UtilHandles, AnAbruptCloseWaitsForAnAnswerUnderWayOnAnotherThread) {
     HoldingTransport *tr = g_holding;
     ASSERT_NE(tr, nullptr);
     DAT_EVD_HANDLE crs = DAT_HANDLE_NULL;
-    ASSERT_EQ(t->evd_create_func(ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &crs), DAT_SUCCESS);
     DAT_PSP_HANDLE psp = DAT_HANDLE_NULL;
-    DAT_CONN_QUAL qual = 0;
-    ASSERT_EQ(t->psp_create_any_func(ia, &qual, crs, DAT_PSP_CONSUMER_FLAG, &psp), DAT_SUCCESS);
-    ASSERT_TRUE(tr->offer("x"));
-    DAT_EVENT ev{};
-    ASSERT_EQ(t->evd_dequeue_func(crs, &ev), DAT_SUCCESS);
-    DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+    ASSERT_TRUE(listening(t, ia, DAT_PSP_CONSUMER_FLAG, &crs, &psp));
+    DAT_CR_HANDLE cr = offered(t, tr, crs);
+    ASSERT_NE(cr, DAT_HANDLE_NULL);
     const int destroyed = HoldingTransport::g_destroyed;
 
     g_cr_reject_gate.arm();
     Bg app([&] { return t->cr_reject_func(cr, 0, nullptr); });
     ASSERT_TRUE(g_cr_reject_gate.wait_inside()) << "the answer never reached the transport";
-    Bg close([&] { return t->ia_close_func(ia, DAT_CLOSE_ABRUPT_FLAG); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    EXPECT_FALSE(close.finished()) << "the IA closed while a request's answer was under way";
-    g_cr_reject_gate.open.store(true);
-    EXPECT_EQ(app.join(), DAT_SUCCESS);
-    EXPECT_EQ(close.join(), DAT_SUCCESS);
+    expect_close_waits(t, ia, &g_cr_reject_gate, &app, "a request's answer");
     EXPECT_EQ(HoldingTransport::g_destroyed, destroyed) << "the answered request handed back too";
     g_holding = nullptr;
 }
@@ -1117,15 +1128,11 @@ TEST(UtilHandles, TwoFirstLooksAtARequestMakeOneEndpoint) {
     HoldingTransport *tr = g_holding;
     ASSERT_NE(tr, nullptr);
     DAT_EVD_HANDLE crs = DAT_HANDLE_NULL;
-    ASSERT_EQ(t->evd_create_func(ia, 4, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &crs), DAT_SUCCESS);
     DAT_PSP_HANDLE psp = DAT_HANDLE_NULL;
-    DAT_CONN_QUAL qual = 0;
-    ASSERT_EQ(t->psp_create_any_func(ia, &qual, crs, DAT_PSP_PROVIDER_FLAG, &psp), DAT_SUCCESS);
+    ASSERT_TRUE(listening(t, ia, DAT_PSP_PROVIDER_FLAG, &crs, &psp));
     for (int i = 0; i < 100; ++i) {
-        ASSERT_TRUE(tr->offer("x"));
-        DAT_EVENT ev{};
-        ASSERT_EQ(t->evd_dequeue_func(crs, &ev), DAT_SUCCESS);
-        DAT_CR_HANDLE cr = ev.event_data.cr_arrival_event_data.cr_handle;
+        DAT_CR_HANDLE cr = offered(t, tr, crs);
+        ASSERT_NE(cr, DAT_HANDLE_NULL);
         DAT_CR_PARAM a{}, b{};
         const auto [ra, rb] = at_once([&] { return t->cr_query_func(cr, DAT_CR_FIELD_ALL, &a); },
                                       [&] { return t->cr_query_func(cr, DAT_CR_FIELD_ALL, &b); });
