@@ -108,6 +108,12 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
         std::memcpy(&rq_iov_[slot * kMaxIov], iov,
                     sizeof(DAT_LMR_TRIPLET) * static_cast<std::size_t>(n));
     ++rq_tail_;
+    if (rx_.ended) {
+        // The peer's end is read and nothing more will be: flushed at once, as the rest
+        // were (rx_teardown), not when the answers have drained.
+        flush_recvs(true);
+        return DAT_SUCCESS;
+    }
     if (rx_.blocked && fd_) {
         // The peer's SEND was waiting for this buffer.
         rx_.blocked = false;

@@ -40,6 +40,14 @@ DAT_RETURN ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen, DAT_EVD_HANDLE *asyn
             return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_ASYNC);
         evd->users.fetch_add(1);
         evd->lent_as_async.fetch_add(1);
+        // An abrupt close of the EVD's own IA claims that IA before it looks for lent EVDs:
+        // either it sees the count just taken and refuses, or we see its claim and back out
+        // (it frees the EVD).
+        if (as<Ia>(evd->ia) == nullptr) {
+            evd->lent_as_async.fetch_sub(1);
+            evd->users.fetch_sub(1);
+            return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_ASYNC);
+        }
         ia->async_evd = evd;
     }
     DAPL_TRC(trace::kNormal, "ia", "opened %s as %p", inst->name.c_str(),
@@ -218,18 +226,20 @@ Evd *close_children(Ia *ia) noexcept {
 DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
     Ia *ia = as<Ia>(h);
     if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
+    // A graceful close requires the consumer to have freed everything; abrupt tears down.
+    // Looked at before the claim (one atomic load, safe on any arena address): this common
+    // refusal leaves the IA live throughout, so no other thread's call sees it gone.
+    if (flags == DAT_CLOSE_GRACEFUL_FLAG && ia->objects.load() != 0)
+        return err(DAT_INVALID_STATE, DAT_INVALID_STATE_IA_IN_USE);
     // Of two closes at once (a consumer's misuse), one closes; the other is told the
-    // handle is gone, and reads nothing more of an IA the winner may delete. Claimed
-    // before the refusals below read the IA; a refused close gives the IA its life back.
-    // Meanwhile the IA takes no new objects (as<Ia> refuses it).
+    // handle is gone, and reads nothing more of an IA the winner may delete. From here the
+    // IA takes no new objects (as<Ia> refuses it); the one refusal left, rare, gives the IA
+    // its life back.
     if (!claim(ia)) return invalid_handle(DAT_HANDLE_TYPE_IA);
     auto refuse = [ia](DAT_RETURN rc) {
         ia->magic.store(arena::live_tag(ia));
         return rc;
     };
-    // A graceful close requires the consumer to have freed everything; abrupt tears down.
-    if (flags == DAT_CLOSE_GRACEFUL_FLAG && ia->objects.load() != 0)
-        return refuse(err(DAT_INVALID_STATE, DAT_INVALID_STATE_IA_IN_USE));
     // Even an abrupt close cannot take an EVD that another open IA posts its asynchronous
     // errors to: that IA would post into freed memory, and the EVD would name this IA and
     // its transport after both are gone. That IA closes first.
@@ -365,7 +375,9 @@ DAT_RETURN cno_free(DAT_CNO_HANDLE h) noexcept {
         cno->ia->release(cno);
     }
     // Not counted: deleting a CNO joins its agent thread, and the agent may be the one
-    // closing the IA, which waits for the frees counted in.
+    // closing the IA, which waits for the frees counted in. (A close on another thread
+    // may thus return while this delete still runs: the window any call racing a close
+    // has, and it touches nothing of the IA.)
     delete cno;
     return DAT_SUCCESS;
 }

@@ -211,3 +211,49 @@ TEST(HostilePeer, AReceiveCutByThePeersEndIsFlushedWhileAnswersDrain) {
     s.ep = DAT_HANDLE_NULL;
     EXPECT_EQ(dat_srq_free(srq), DAT_SUCCESS);
 }
+
+// The same end on an endpoint with receives of its own: a receive the application posts
+// while the answer still drains can never be filled, and is flushed as it is posted.
+// Before, it stayed posted, with no event, until the connection ended.
+TEST(HostilePeer, AReceivePostedAfterThePeersEndIsFlushedAsItIsPosted) {
+    setenv("DAT_TCP_CLOSE_MS", "60000", 1);
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    unsetenv("DAT_TCP_CLOSE_MS");
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    constexpr std::uint32_t kReadLen = 32u << 20;
+    Buffer target, rbuf;
+    ASSERT_EQ(s.reg(&target, kReadLen), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&rbuf, 64), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    int fd = raw_peer(s, qual);
+    ASSERT_GE(fd, 0);
+    FrameHeader read = make_header(kReadReq, 0, 1);
+    read.addr = reinterpret_cast<std::uintptr_t>(target.mem.data());
+    read.rkey = target.rmr_ctx;
+    read.aux = kReadLen;
+    ASSERT_TRUE(attack::send_all(fd, &read, sizeof read));
+    ASSERT_EQ(shutdown(fd, SHUT_WR), 0);
+    // The end is read once the endpoint's state says so.
+    DAT_EP_STATE state = DAT_EP_STATE_CONNECTED;
+    for (int i = 0; i < 300 && state != DAT_EP_STATE_DISCONNECT_PENDING; ++i) {
+        std::this_thread::sleep_for(10ms);
+        ASSERT_EQ(dat_ep_get_status(s.ep, &state, nullptr, nullptr), DAT_SUCCESS);
+    }
+    ASSERT_EQ(state, DAT_EP_STATE_DISCONNECT_PENDING) << "the peer's end was not read";
+
+    DAT_LMR_TRIPLET t = rbuf.iov();
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = 78;
+    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &t, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.recv_evd, &ev, 1'000'000), DAT_SUCCESS) << "the receive was not flushed";
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_ERR_FLUSHED);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64, 78u);
+    EXPECT_EQ(DAT_GET_TYPE(s.next(s.conn_evd, &ev, 0)), DAT_TIMEOUT_EXPIRED)
+        << "the connection ended before its answer left";
+    EXPECT_TRUE(attack::wait_closed(fd, 20000));
+    close(fd);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+}
