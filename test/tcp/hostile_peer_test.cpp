@@ -54,6 +54,23 @@ DAT_SRQ_PARAM srq_param(DAT_SRQ_HANDLE srq) {
     return p;
 }
 
+// Opens `s` with a close deadline of a minute: answers that drain are never cut by it.
+DAT_RETURN open_with_long_close(Node &s) {
+    setenv("DAT_TCP_CLOSE_MS", "60000", 1);
+    DAT_RETURN rc = s.open();
+    unsetenv("DAT_TCP_CLOSE_MS");
+    return rc;
+}
+
+// A READ_REQ (sequence `seq`) for the whole of `target`.
+FrameHeader read_all_of(const Buffer &target, std::uint32_t seq) {
+    FrameHeader h = make_header(kReadReq, 0, seq);
+    h.addr = reinterpret_cast<std::uintptr_t>(target.mem.data());
+    h.rkey = target.rmr_ctx;
+    h.aux = static_cast<std::uint32_t>(target.mem.size());
+    return h;
+}
+
 }  // namespace
 
 // The application frees the LMR of a receive posted to an SRQ; a SEND then takes that
@@ -164,10 +181,8 @@ TEST(HostilePeer, WriteImmOnEmptySrqWaitsForAReceive) {
 // Before, it stayed taken, with no event, until the answers drained or the deadline ended
 // the connection (here a minute).
 TEST(HostilePeer, AReceiveCutByThePeersEndIsFlushedWhileAnswersDrain) {
-    setenv("DAT_TCP_CLOSE_MS", "60000", 1);
     Node s;
-    ASSERT_EQ(s.open(), DAT_SUCCESS);
-    unsetenv("DAT_TCP_CLOSE_MS");
+    ASSERT_EQ(open_with_long_close(s), DAT_SUCCESS);
     DAT_SRQ_HANDLE srq = DAT_HANDLE_NULL;
     ASSERT_EQ(srq_endpoint(s, &srq), DAT_SUCCESS);
     constexpr std::uint32_t kReadLen = 32u << 20;
@@ -183,10 +198,7 @@ TEST(HostilePeer, AReceiveCutByThePeersEndIsFlushedWhileAnswersDrain) {
     int fd = raw_peer(s, qual);
     ASSERT_GE(fd, 0);
 
-    FrameHeader read = make_header(kReadReq, 0, 1);
-    read.addr = reinterpret_cast<std::uintptr_t>(target.mem.data());
-    read.rkey = target.rmr_ctx;
-    read.aux = kReadLen;
+    const FrameHeader read = read_all_of(target, 1);
     FrameHeader send = make_header(kSend, 64, 2);
     unsigned char half[16];
     std::memset(half, 0xAB, sizeof half);
@@ -216,10 +228,8 @@ TEST(HostilePeer, AReceiveCutByThePeersEndIsFlushedWhileAnswersDrain) {
 // while the answer still drains can never be filled, and is flushed as it is posted.
 // Before, it stayed posted, with no event, until the connection ended.
 TEST(HostilePeer, AReceivePostedAfterThePeersEndIsFlushedAsItIsPosted) {
-    setenv("DAT_TCP_CLOSE_MS", "60000", 1);
     Node s;
-    ASSERT_EQ(s.open(), DAT_SUCCESS);
-    unsetenv("DAT_TCP_CLOSE_MS");
+    ASSERT_EQ(open_with_long_close(s), DAT_SUCCESS);
     ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
     constexpr std::uint32_t kReadLen = 32u << 20;
     Buffer target, rbuf;
@@ -229,10 +239,7 @@ TEST(HostilePeer, AReceivePostedAfterThePeersEndIsFlushedAsItIsPosted) {
     ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
     int fd = raw_peer(s, qual);
     ASSERT_GE(fd, 0);
-    FrameHeader read = make_header(kReadReq, 0, 1);
-    read.addr = reinterpret_cast<std::uintptr_t>(target.mem.data());
-    read.rkey = target.rmr_ctx;
-    read.aux = kReadLen;
+    const FrameHeader read = read_all_of(target, 1);
     ASSERT_TRUE(attack::send_all(fd, &read, sizeof read));
     ASSERT_EQ(shutdown(fd, SHUT_WR), 0);
     // The end is read once the endpoint's state says so.
