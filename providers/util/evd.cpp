@@ -30,11 +30,33 @@ bool wait_for_us(std::condition_variable &cv, std::unique_lock<std::mutex> &lk,
     }
     return cv.wait_for(lk, std::chrono::microseconds(timeout_us), pred);
 }
+
+// The dequeue this thread is in while it runs the transport's progress (Evd::hand_off):
+// which EVD, where its caller wants the event, and whether an event went there. On the
+// thread's own stack and seen by that thread only, so it needs no lock.
+struct InlineSink {
+    const Evd *evd;
+    DAT_EVENT *out;
+    bool filled;
+};
+thread_local InlineSink *t_sink = nullptr;
 }  // namespace
 
 Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cno)
     : Header(p, kType, ia), flags(f), ring_(static_cast<std::size_t>(qlen)), cno_(cno) {
     if (cno_ != nullptr) cno_->users.fetch_add(1);
+    has_cno_.store(cno_ != nullptr, std::memory_order_relaxed);
+}
+
+[[gnu::hot]] bool Evd::hand_off(const DAT_EVENT &ev) noexcept {
+    InlineSink *s = t_sink;
+    if (s == nullptr || s->evd != this || s->filled) return false;
+    if (queued_.load(std::memory_order_acquire) != 0 || has_cno_.load(std::memory_order_relaxed))
+        return false;
+    *s->out = ev;
+    s->out->evd_handle = this;
+    s->filled = true;
+    return true;
 }
 
 [[gnu::hot]] bool Evd::post_locked(const DAT_EVENT &ev, bool solicited, bool *wake_inline,
@@ -78,6 +100,7 @@ Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cn
 }
 
 [[gnu::hot]] bool Evd::post(const DAT_EVENT &ev, bool solicited) noexcept {
+    if (hand_off(ev)) return true;
     Cno *notify = nullptr;
     bool wake_inline = false;
     {
@@ -91,7 +114,10 @@ Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cn
 }
 
 [[gnu::hot]] bool Evd::Batch::add(const DAT_EVENT &ev, bool solicited) noexcept {
-    if (!lk_.owns_lock()) lk_ = std::unique_lock(evd_->mu_);
+    if (!lk_.owns_lock()) {
+        if (evd_->hand_off(ev)) return true;  // the first of the batch, the ring empty
+        lk_ = std::unique_lock(evd_->mu_);
+    }
     Cno *notify = nullptr;
     if (!evd_->post_locked(ev, solicited, &wake_inline_, &notify)) return false;
     posted_ = true;
@@ -135,8 +161,15 @@ Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cn
     // No inline progress (a CQ-backed EVD): nothing new to look for.
     if (progress_ == nullptr) return DAT_QUEUE_EMPTY;
     // A polling consumer: let the transport receive on this thread (outside our lock:
-    // progress posts events here), then look again.
+    // progress posts events here), then look again. The first event it posts here comes
+    // straight to `out` (hand_off). A dequeue nested in the progress (none is expected)
+    // would have its own sink, and this one is put back after it.
+    InlineSink sink{this, out, false};
+    InlineSink *const outer = t_sink;
+    t_sink = &sink;
     progress_->progress_inline();
+    t_sink = outer;
+    if (sink.filled) return DAT_SUCCESS;
     if (queued_.load(std::memory_order_acquire) == 0) return DAT_QUEUE_EMPTY;
     std::lock_guard lk(mu_);
     if (pop_locked(out)) return DAT_SUCCESS;
@@ -401,6 +434,7 @@ DAT_RETURN Evd::set_cno(Cno *cno) noexcept {
         from = cno_;
         cno_ = cno;
         if (cno_ != nullptr) cno_->users.fetch_add(1);
+        has_cno_.store(cno_ != nullptr, std::memory_order_relaxed);
     }
     if (backend_ != nullptr && from != cno) backend_->cno_changed(from, cno);
     // The old CNO counts this EVD as a user until the backend has let go of it too (the

@@ -147,6 +147,13 @@ struct Evd : Header {
     // post()'s queueing, mu_ held: false when full. *wake_inline / *notify: what the
     // caller must do once the lock is released.
     bool post_locked(const DAT_EVENT &ev, bool solicited, bool *wake_inline, Cno **notify) noexcept;
+    // A polling dequeue on this thread found the ring empty and runs the transport's
+    // progress (ring_dequeue): the first event that progress posts here goes straight to
+    // that dequeue's DAT_EVENT, not through the ring (a lock and a copy at each end, about
+    // a sixth of a polled ping-pong's turnaround). Only while nothing is queued (the events
+    // of one EP keep their order: they are posted under its lock) and no CNO is attached
+    // (it would miss the trigger that event owes it). True: handed over.
+    bool hand_off(const DAT_EVENT &ev) noexcept;
     bool pop_locked(DAT_EVENT *out) noexcept;
     // dat_evd_wait's checks of the EVD itself, for the ring and the backend alike.
     DAT_RETURN wait_checks_locked(DAT_COUNT threshold) const noexcept;
@@ -179,6 +186,7 @@ struct Evd : Header {
     bool inline_waiting_ = false;
     std::thread::id inline_tid_;
     Cno *cno_ = nullptr;
+    std::atomic<bool> has_cno_{false};  // cno_ != nullptr, for hand_off (no lock there)
     Transport *progress_ = nullptr;
     std::atomic<int> in_wait_{0};          // see enter_wait()
     std::unique_ptr<EvdBackend> backend_;  // last: destroyed first, it may use the ring
