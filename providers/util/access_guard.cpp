@@ -15,4 +15,11 @@ namespace opendat::util {
     return table_.check_iov_locked(iov, n, pz, need, nullptr);
 }
 
+[[gnu::hot]] DAT_DTO_COMPLETION_STATUS AccessHold::local(const DAT_LMR_TRIPLET *iov,
+                                                         std::uint32_t n, const Pz *pz,
+                                                         DAT_MEM_PRIV_FLAGS need,
+                                                         LocalCheckCache *cache) const noexcept {
+    return table_.check_iov_locked(iov, n, pz, need, nullptr, cache);
+}
+
 }  // namespace opendat::util

@@ -43,6 +43,10 @@ class AccessHold {
     // DAT_DTO_SUCCESS or DAT_DTO_ERR_LOCAL_PROTECTION.
     DAT_DTO_COMPLETION_STATUS local(const DAT_LMR_TRIPLET *iov, std::uint32_t n, const Pz *pz,
                                     DAT_MEM_PRIV_FLAGS need) const noexcept;
+    // The same through the poster's cache of its last check (util/memory.hpp): a
+    // one-segment IOV it passed, with no key added or removed since, needs no lookup.
+    DAT_DTO_COMPLETION_STATUS local(const DAT_LMR_TRIPLET *iov, std::uint32_t n, const Pz *pz,
+                                    DAT_MEM_PRIV_FLAGS need, LocalCheckCache *cache) const noexcept;
 
   private:
     const MemTable &table_;

@@ -32,5 +32,9 @@ DAT_RETURN rdma_write_checks(DAT_EP_HANDLE h, DAT_COUNT n, const DAT_LMR_TRIPLET
 
 DAT_DTO_COMPLETION_STATUS check_local_iov(const Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
                                           DAT_MEM_PRIV_FLAGS need, std::uint64_t *total) noexcept;
+// The same through the caller's cache of its last check (util/memory.hpp, LocalCheckCache).
+DAT_DTO_COMPLETION_STATUS check_local_iov(const Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                          DAT_MEM_PRIV_FLAGS need, std::uint64_t *total,
+                                          LocalCheckCache *cache) noexcept;
 
 }  // namespace opendat::util

@@ -25,6 +25,7 @@ DAT_RETURN MemTable::add(KeyKind kind, const MemRange &range, std::uint32_t *key
         // context of one kind can never be mistaken for the other.
         if (k == 0 || lmr_.contains(k) || rmr_.contains(k)) continue;
         if (!map.insert(k, range)) return kNoMemory;
+        gen_.fetch_add(1, std::memory_order_release);
         *key = k;
         return DAT_SUCCESS;
     }
@@ -33,6 +34,9 @@ DAT_RETURN MemTable::add(KeyKind kind, const MemRange &range, std::uint32_t *key
 void MemTable::remove(KeyKind kind, std::uint32_t key) noexcept {
     std::unique_lock lk(mu_);
     (kind == KeyKind::Lmr ? lmr_ : rmr_).erase(key);
+    // Before the lock is let go: a post that reads the old generation after this remove
+    // returns could pass a freed LMR from its cache.
+    gen_.fetch_add(1, std::memory_order_release);
 }
 
 DAT_DTO_COMPLETION_STATUS MemTable::check(KeyKind kind, std::uint32_t key, const Pz *pz,
@@ -47,6 +51,48 @@ DAT_DTO_COMPLETION_STATUS MemTable::check(KeyKind kind, std::uint32_t key, const
                                                            std::uint64_t *total) const noexcept {
     std::shared_lock lk(mu_);  // once per post, not once per segment
     return check_iov_locked(iov, n > 0 ? static_cast<std::uint32_t>(n) : 0, pz, need, total);
+}
+
+[[gnu::hot]] DAT_DTO_COMPLETION_STATUS MemTable::check_iov(const DAT_LMR_TRIPLET *iov, DAT_COUNT n,
+                                                           const Pz *pz, DAT_MEM_PRIV_FLAGS need,
+                                                           std::uint64_t *total,
+                                                           LocalCheckCache *cache) const noexcept {
+    if (n == 1 && answers(*cache, gen_.load(std::memory_order_acquire), iov[0], pz, need)) {
+        if (total != nullptr) *total = iov[0].segment_length;
+        return DAT_DTO_SUCCESS;
+    }
+    std::shared_lock lk(mu_);
+    return check_iov_locked(iov, n > 0 ? static_cast<std::uint32_t>(n) : 0, pz, need, total, cache);
+}
+
+[[gnu::hot]] bool MemTable::answers(const LocalCheckCache &cache, std::uint64_t gen,
+                                    const DAT_LMR_TRIPLET &s, const Pz *pz,
+                                    DAT_MEM_PRIV_FLAGS need) noexcept {
+    // What check_locked would decide, on the table as it was at the cached generation.
+    const MemRange &r = cache.range;
+    return cache.gen == gen && cache.key == s.lmr_context && s.segment_length != 0 &&
+           (pz == nullptr || r.pz == pz) && (r.priv & need) == need &&
+           s.virtual_address >= r.addr && s.virtual_address - r.addr <= r.len &&
+           s.segment_length <= r.len - (s.virtual_address - r.addr);
+}
+
+[[gnu::hot]] DAT_DTO_COMPLETION_STATUS MemTable::check_iov_locked(
+    const DAT_LMR_TRIPLET *iov, std::uint32_t n, const Pz *pz, DAT_MEM_PRIV_FLAGS need,
+    std::uint64_t *total, LocalCheckCache *cache) const noexcept {
+    // No writer is inside while the lock is held: the generation is what it was when the
+    // cache would be filled.
+    const std::uint64_t gen = gen_.load(std::memory_order_relaxed);
+    if (n == 1 && answers(*cache, gen, iov[0], pz, need)) {
+        if (total != nullptr) *total = iov[0].segment_length;
+        return DAT_DTO_SUCCESS;
+    }
+    DAT_DTO_COMPLETION_STATUS st = check_iov_locked(iov, n, pz, need, total);
+    if (st == DAT_DTO_SUCCESS && n == 1 && iov[0].segment_length != 0) {
+        cache->range = *lmr_.find(iov[0].lmr_context);  // there: the check passed
+        cache->key = iov[0].lmr_context;
+        cache->gen = gen;
+    }
+    return st;
 }
 
 [[gnu::hot]] DAT_DTO_COMPLETION_STATUS MemTable::check_iov_locked(

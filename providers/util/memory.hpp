@@ -28,6 +28,18 @@ class AccessHold;
 
 enum class KeyKind { Lmr, Rmr };
 
+// The last one-segment local IOV a post passed (MemTable::check_iov): the next post
+// through the same LMR, with no key added or removed in between (the table's generation
+// unchanged), passes without the table's lock and lookup. Owned by whoever posts (an
+// endpoint, one per kind of post), used under that owner's lock. A post's check is a
+// snapshot either way: what keeps memory safe to touch is the re-check under the revocation
+// barrier when the bytes move (util/access_guard.hpp).
+struct LocalCheckCache {
+    std::uint64_t gen = 0;  // the table's generation when it was filled; 0: empty
+    std::uint32_t key = 0;
+    MemRange range;
+};
+
 class MemTable {
   public:
     // Allocates a fresh key not in use (of either kind) and records `range` under it.
@@ -45,6 +57,11 @@ class MemTable {
     DAT_DTO_COMPLETION_STATUS check_iov(const DAT_LMR_TRIPLET *iov, DAT_COUNT n, const Pz *pz,
                                         DAT_MEM_PRIV_FLAGS need,
                                         std::uint64_t *total) const noexcept;
+    // The same, answered from `cache` when it can be (see LocalCheckCache), and filling it
+    // when a one-segment IOV passes the full check.
+    DAT_DTO_COMPLETION_STATUS check_iov(const DAT_LMR_TRIPLET *iov, DAT_COUNT n, const Pz *pz,
+                                        DAT_MEM_PRIV_FLAGS need, std::uint64_t *total,
+                                        LocalCheckCache *cache) const noexcept;
 
   private:
     friend class AccessHold;  // the revocation barrier (util/access_guard.hpp) holds mu_
@@ -57,9 +74,20 @@ class MemTable {
     DAT_DTO_COMPLETION_STATUS check_iov_locked(const DAT_LMR_TRIPLET *iov, std::uint32_t n,
                                                const Pz *pz, DAT_MEM_PRIV_FLAGS need,
                                                std::uint64_t *total) const noexcept;
+    // The same through `cache` (mu_ held).
+    DAT_DTO_COMPLETION_STATUS check_iov_locked(const DAT_LMR_TRIPLET *iov, std::uint32_t n,
+                                               const Pz *pz, DAT_MEM_PRIV_FLAGS need,
+                                               std::uint64_t *total,
+                                               LocalCheckCache *cache) const noexcept;
+    // Whether `cache`, filled at generation `gen`, passes segment `s` as check_locked would.
+    static bool answers(const LocalCheckCache &cache, std::uint64_t gen, const DAT_LMR_TRIPLET &s,
+                        const Pz *pz, DAT_MEM_PRIV_FLAGS need) noexcept;
     mutable RevocationLock mu_;
     KeyMap lmr_;
     KeyMap rmr_;
+    // Bumped by every add and remove, under the exclusive lock: a LocalCheckCache filled
+    // at the same generation still says what the table says.
+    std::atomic<std::uint64_t> gen_{1};
 };
 
 struct Lmr : Header {

@@ -68,6 +68,57 @@ TEST(UtilMemTable, BoundsPrivilegesAndPz) {
               DAT_DTO_ERR_REMOTE_ACCESS);
 }
 
+// A post's check through its cache of the last IOV it passed (LocalCheckCache) answers as
+// the full check does: a freed LMR fails at once (its removal moves the table's
+// generation), as does a key added and removed anywhere in between, another PZ, a
+// privilege the LMR lacks (though the cache was filled by a check that needed none), and a
+// segment outside the region. A multi-segment IOV goes to the full check.
+TEST(UtilMemTable, TheCheckCacheAnswersAsTheTableDoes) {
+    MemTable t;
+    Pz *pz = reinterpret_cast<Pz *>(0x1000), *other = reinterpret_cast<Pz *>(0x2000);
+    std::uint32_t key = 0;
+    ASSERT_EQ(t.add(KeyKind::Lmr,
+                    MemRange{0x10000, 0x1000,
+                             static_cast<DAT_MEM_PRIV_FLAGS>(DAT_MEM_PRIV_READ_FLAG), pz},
+                    &key),
+              DAT_SUCCESS);
+    LocalCheckCache cache;
+    const auto ok = DAT_DTO_SUCCESS, bad = DAT_DTO_ERR_LOCAL_PROTECTION;
+    DAT_LMR_TRIPLET s{0x10000, 64, key};
+    std::uint64_t total = 0;
+    auto check = [&](const DAT_LMR_TRIPLET &seg, const Pz *in, DAT_MEM_PRIV_FLAGS need) {
+        total = 0;
+        return t.check_iov(&seg, 1, in, need, &total, &cache);
+    };
+    EXPECT_EQ(check(s, pz, DAT_MEM_PRIV_NONE_FLAG), ok);  // fills the cache
+    EXPECT_EQ(total, 64u);
+    EXPECT_EQ(check(s, pz, DAT_MEM_PRIV_NONE_FLAG), ok);  // answered by it
+    EXPECT_EQ(total, 64u);
+    EXPECT_EQ(check(s, other, DAT_MEM_PRIV_NONE_FLAG), bad);
+    EXPECT_EQ(check(s, pz, DAT_MEM_PRIV_LOCAL_WRITE_FLAG), bad) << "a read-only LMR";
+    DAT_LMR_TRIPLET last{0x10fc0, 64, key}, past{0x10fc1, 64, key}, before{0xfff0, 64, key};
+    EXPECT_EQ(check(last, pz, DAT_MEM_PRIV_NONE_FLAG), ok);
+    EXPECT_EQ(check(past, pz, DAT_MEM_PRIV_NONE_FLAG), bad);
+    EXPECT_EQ(check(before, pz, DAT_MEM_PRIV_NONE_FLAG), bad);
+    DAT_LMR_TRIPLET huge{0xffffffffffff0000, 0x20000, key};
+    EXPECT_EQ(check(huge, pz, DAT_MEM_PRIV_NONE_FLAG), bad) << "no wrap-around";
+    // Another key comes and goes: the cache is filled again, and still right.
+    std::uint32_t k2 = 0;
+    ASSERT_EQ(t.add(KeyKind::Lmr, MemRange{0x20000, 0x100, DAT_MEM_PRIV_ALL_FLAG, pz}, &k2),
+              DAT_SUCCESS);
+    t.remove(KeyKind::Lmr, k2);
+    EXPECT_EQ(check(s, pz, DAT_MEM_PRIV_NONE_FLAG), ok);
+    DAT_LMR_TRIPLET gone{0x20000, 16, k2};
+    EXPECT_EQ(check(gone, pz, DAT_MEM_PRIV_NONE_FLAG), bad);
+    // Two segments, one of them outside: the full check, which refuses.
+    DAT_LMR_TRIPLET two[2] = {s, past};
+    EXPECT_EQ(t.check_iov(two, 2, pz, DAT_MEM_PRIV_NONE_FLAG, &total, &cache), bad);
+    // The LMR is freed: the very IOV the cache passed a moment ago fails.
+    EXPECT_EQ(check(s, pz, DAT_MEM_PRIV_NONE_FLAG), ok);
+    t.remove(KeyKind::Lmr, key);
+    EXPECT_EQ(check(s, pz, DAT_MEM_PRIV_NONE_FLAG), bad) << "a freed LMR passed from the cache";
+}
+
 TEST(UtilEvd, RingWaitTimeoutAndEmptyCodes) {
     static DAT_PROVIDER table{};
     Evd dto(&table, nullptr, 3, DAT_EVD_DTO_FLAG, nullptr);
