@@ -85,6 +85,8 @@ class TcpEp final : public Pollable {
     void init();  // allocates the rings from the EP attributes (may throw bad_alloc)
     // dat_ep_modify before a connection: new ring sizes from `a`, posted receives kept.
     DAT_RETURN reconfigure(const DAT_EP_ATTR &a) noexcept;
+    // The caps and masks of freshly allocated request and receive rings (sq_slot).
+    void set_ring_limits(std::size_t req, std::size_t recv) noexcept;
 
     void on_events(std::uint32_t events) noexcept override;
     void on_tick(std::chrono::steady_clock::time_point now) noexcept override;
@@ -260,6 +262,14 @@ class TcpEp final : public Pollable {
     std::vector<RecvWr> rq_;
     SlotArray<DAT_LMR_TRIPLET> rq_iov_;  // kMaxIov per slot
     std::uint64_t rq_head_ = 0, rq_tail_ = 0;
+    // The ring slot of request or receive counter c. The rings are allocated a power of
+    // two long, so that this is a mask, not a division: about a dozen slot lookups on a
+    // ping-pong's turnaround, each a 64-bit division of some 15 cycles before. The caps
+    // are what the attributes allow (max_request_dtos, max_recv_dtos; 1 with an SRQ).
+    std::size_t sq_slot(std::uint64_t c) const noexcept { return c & sq_mask_; }
+    std::size_t rq_slot(std::uint64_t c) const noexcept { return c & rq_mask_; }
+    std::size_t sq_cap_ = 0, rq_cap_ = 0;
+    std::size_t sq_mask_ = 0, rq_mask_ = 0;  // ring length - 1
     // Control ring.
     std::vector<CtrlFrame> ctrl_;
     std::uint64_t ctrl_head_ = 0, ctrl_tail_ = 0;

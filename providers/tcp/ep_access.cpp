@@ -10,12 +10,12 @@ namespace opendat::tcp {
 [[gnu::hot]] bool TcpEp::rx_target_alive(const util::AccessHold &h) const noexcept {
     switch (rx_.done) {
         case RxState::Done::Recv: {
-            std::size_t slot = rq_head_ % rq_.size();
+            std::size_t slot = rq_slot(rq_head_);
             return h.local(&rq_iov_[slot * kMaxIov], rq_[slot].niov, ep->pz,
                            DAT_MEM_PRIV_LOCAL_WRITE_FLAG) == DAT_DTO_SUCCESS;
         }
         case RxState::Done::ReadResp: {
-            std::size_t slot = rx_.wr % sq_.size();
+            std::size_t slot = sq_slot(rx_.wr);
             return h.local(&sq_iov_[slot * kMaxIov], sq_[slot].niov, ep->pz,
                            DAT_MEM_PRIV_LOCAL_WRITE_FLAG) == DAT_DTO_SUCCESS;
         }
@@ -39,7 +39,7 @@ namespace opendat::tcp {
         return h.remote(c.rkey, ep->pz, ep, reinterpret_cast<std::uintptr_t>(c.data), c.hdr.length,
                         DAT_MEM_PRIV_REMOTE_READ_FLAG) == DAT_DTO_SUCCESS;
     }
-    const std::size_t slot = idx % sq_.size();
+    const std::size_t slot = sq_slot(idx);
     return h.local(&sq_iov_[slot * kMaxIov], sq_[slot].niov, ep->pz, DAT_MEM_PRIV_NONE_FLAG) ==
            DAT_DTO_SUCCESS;
 }
@@ -54,7 +54,7 @@ namespace opendat::tcp {
             return c.rkey != 0 && c.hdr.length != 0;
         }
         case TxSrc::Request: {
-            const std::uint8_t op = sq_[idx % sq_.size()].hdr.op;
+            const std::uint8_t op = sq_[sq_slot(idx)].hdr.op;
             return op != kReadReq && op != kAtomicReq;
         }
         default:
@@ -68,16 +68,16 @@ void TcpEp::access_revoked(bool receiving) noexcept {
              static_cast<void *>(ep), receiving ? "into" : "from");
     if (receiving) {
         if (rx_.done == RxState::Done::Recv) {
-            RecvWr &r = rq_[rq_head_ % rq_.size()];
+            RecvWr &r = rq_[rq_slot(rq_head_)];
             ++rq_head_;
             util::post_dto(ep->recv_evd, ep, r.cookie, DAT_DTO_ERR_LOCAL_PROTECTION, 0,
                            DAT_DTO_RECEIVE);
             srq_recvs_done(1);  // an SRQ's receive: completed, so no longer taken
         } else if (rx_.done == RxState::Done::ReadResp) {
-            sq_[rx_.wr % sq_.size()].status = DAT_DTO_ERR_LOCAL_PROTECTION;
+            sq_[sq_slot(rx_.wr)].status = DAT_DTO_ERR_LOCAL_PROTECTION;
         }
     } else if (tx_src_ == TxSrc::Request) {
-        sq_[sq_tx_ % sq_.size()].status = DAT_DTO_ERR_LOCAL_PROTECTION;
+        sq_[sq_slot(sq_tx_)].status = DAT_DTO_ERR_LOCAL_PROTECTION;
     }
     rx_.done = RxState::Done::None;
     // Receiving: the round's answers read other memory, each re-checked as it is sent.

@@ -308,8 +308,8 @@ void TcpEp::flush_recvs(bool post_events) noexcept {
     srq_recvs_done(rq_tail_ - rq_head_);  // an SRQ's receive taken for a message: flushed
     if (post_events)
         for (; rq_head_ != rq_tail_; ++rq_head_)
-            util::post_dto(ep->recv_evd, ep, rq_[rq_head_ % rq_.size()].cookie, DAT_DTO_ERR_FLUSHED,
-                           0, DAT_DTO_RECEIVE);
+            util::post_dto(ep->recv_evd, ep, rq_[rq_slot(rq_head_)].cookie, DAT_DTO_ERR_FLUSHED, 0,
+                           DAT_DTO_RECEIVE);
     rq_head_ = rq_tail_;
 }
 
@@ -328,7 +328,7 @@ void TcpEp::teardown(DAT_EVENT_NUMBER event, bool post_events, DAT_COUNT pdata_l
     }
     if (post_events) {
         for (; sq_head_ != sq_tail_; ++sq_head_) {
-            RequestWr &w = sq_[sq_head_ % sq_.size()];
+            RequestWr &w = sq_[sq_slot(sq_head_)];
             bool finished = w.transmitted && (!w.need_reply || w.replied);
             DAT_DTO_COMPLETION_STATUS st = w.status != DAT_DTO_SUCCESS ? w.status
                                            : finished                  ? DAT_DTO_SUCCESS

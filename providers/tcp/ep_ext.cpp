@@ -66,7 +66,7 @@ TcpEp::Step TcpEp::on_write_imm_frame() noexcept {
 // The data of a WRITE_IMM is placed: the receive it consumes completes (its buffer is
 // not written, as with an InfiniBand write with immediate).
 void TcpEp::write_imm_placed() noexcept {
-    RecvWr &r = rq_[rq_head_ % rq_.size()];
+    RecvWr &r = rq_[rq_slot(rq_head_)];
     ++rq_head_;
     util::post_ext_dto(ep->recv_evd, ep, r.cookie, DAT_DTO_SUCCESS,
                        static_cast<DAT_COUNT>(rx_.hdr.length),
@@ -121,7 +121,7 @@ TcpEp::Step TcpEp::on_atomic_resp() noexcept {
         protocol_error("unmatched atomic response");
         return Step::Failed;
     }
-    const DAT_LMR_TRIPLET &local = sq_iov_[(c % sq_.size()) * kMaxIov];
+    const DAT_LMR_TRIPLET &local = sq_iov_[sq_slot(c) * kMaxIov];
     const std::uint64_t original = rx_.hdr.addr;
     bool alive;
     {

@@ -206,7 +206,7 @@ void TcpEp::rx_stream_ended(int err) noexcept {
     // No receive posted (or none left in the SRQ): wait, as an RC responder's RNR retry.
     if (rq_head_ == rq_tail_ && (ep->srq == nullptr || !take_srq_recv())) return Step::Stop;
     if ((rx_.hdr.flags & kFlagAckReq) && ctrl_full()) return Step::Stop;
-    std::size_t slot = rq_head_ % rq_.size();
+    std::size_t slot = rq_slot(rq_head_);
     RecvWr &r = rq_[slot];
     if (r.status != DAT_DTO_SUCCESS || rx_.hdr.length > r.capacity) {
         // Receive buffer unusable or too small: the receive completes in error and, as
@@ -290,7 +290,7 @@ TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
         sq_head_ + static_cast<std::uint32_t>(seq - static_cast<std::uint32_t>(sq_head_));
     if (c >= sq_tx_) return nullptr;
     *counter = c;
-    return &sq_[c % sq_.size()];
+    return &sq_[sq_slot(c)];
 }
 
 [[gnu::hot]] TcpEp::Step TcpEp::on_read_resp() noexcept {
@@ -301,7 +301,7 @@ TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
         return Step::Failed;
     }
     rx_.dst.clear();
-    rx_.dst.push_segments(&sq_iov_[(c % sq_.size()) * kMaxIov], w->niov);
+    rx_.dst.push_segments(&sq_iov_[sq_slot(c) * kMaxIov], w->niov);
     rx_.wr = c;
     rx_.expect_payload(RxState::Done::ReadResp);
     return Step::Continue;
@@ -343,7 +343,7 @@ TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
     rx_.next_frame();
     switch (rx_.done) {
         case RxState::Done::Recv: {
-            RecvWr &r = rq_[rq_head_ % rq_.size()];
+            RecvWr &r = rq_[rq_slot(rq_head_)];
             ++rq_head_;
             util::post_dto(ep->recv_evd, ep, r.cookie, DAT_DTO_SUCCESS,
                            static_cast<DAT_COUNT>(rx_.hdr.length), DAT_DTO_RECEIVE, rx_solicited());
@@ -356,7 +356,7 @@ TcpEp::Step TcpEp::remote_violation(DAT_DTO_COMPLETION_STATUS status) noexcept {
             write_imm_placed();
             break;
         case RxState::Done::ReadResp:
-            sq_[rx_.wr % sq_.size()].replied = true;
+            sq_[sq_slot(rx_.wr)].replied = true;
             break;
         case RxState::Done::ConnPdata:
             if (rx_.hdr.op == kConnAcc) {

@@ -10,7 +10,7 @@ namespace opendat::tcp {
 
 bool TcpEp::take_srq_recv() noexcept {
     util::Srq *srq = ep->srq;
-    const std::size_t slot = rq_tail_ % rq_.size();
+    const std::size_t slot = rq_slot(rq_tail_);
     util::SrqRecv r;
     std::lock_guard lk(srq->mu);
     if (!util::srq_take_locked(srq, &r, &rq_iov_[slot * kMaxIov])) {
@@ -42,7 +42,7 @@ void TcpEp::srq_ready() noexcept {
 
 void TcpEp::recv_info(DAT_COUNT *nbufs, DAT_COUNT *span) const noexcept {
     std::uint64_t bytes = 0;
-    for (std::uint64_t c = rq_head_; c != rq_tail_; ++c) bytes += rq_[c % rq_.size()].capacity;
+    for (std::uint64_t c = rq_head_; c != rq_tail_; ++c) bytes += rq_[rq_slot(c)].capacity;
     *nbufs = static_cast<DAT_COUNT>(rq_tail_ - rq_head_);
     *span = bytes > 0x7fffffff ? 0x7fffffff : static_cast<DAT_COUNT>(bytes);
 }

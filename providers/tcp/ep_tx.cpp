@@ -2,6 +2,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
+#include <bit>
 #include <cerrno>
 #include <cstring>
 
@@ -42,11 +43,19 @@ RingSizes ring_sizes(const DAT_EP_ATTR &a, bool srq) noexcept {
 
 void TcpEp::init() {
     const RingSizes n = ring_sizes(ep->attr, ep->srq != nullptr);
-    sq_.resize(n.req);
-    sq_iov_.allocate(n.req * kMaxIov);
-    rq_.resize(n.recv);
-    rq_iov_.allocate(n.recv * kMaxIov);
+    sq_.resize(std::bit_ceil(n.req));
+    sq_iov_.allocate(sq_.size() * kMaxIov);
+    rq_.resize(std::bit_ceil(n.recv));
+    rq_iov_.allocate(rq_.size() * kMaxIov);
     ctrl_.resize(n.ctrl);
+    set_ring_limits(n.req, n.recv);
+}
+
+void TcpEp::set_ring_limits(std::size_t req, std::size_t recv) noexcept {
+    sq_cap_ = req;
+    rq_cap_ = recv;
+    sq_mask_ = sq_.size() - 1;
+    rq_mask_ = rq_.size() - 1;
 }
 
 DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
@@ -61,15 +70,15 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     }
     // Build the new rings aside, then swap: a failed allocation changes nothing.
     try {
-        std::vector<RequestWr> sq(n.req);
+        std::vector<RequestWr> sq(std::bit_ceil(n.req));
         SlotArray<DAT_LMR_TRIPLET> sq_iov;
-        sq_iov.allocate(n.req * kMaxIov);
-        std::vector<RecvWr> rq(n.recv);
+        sq_iov.allocate(sq.size() * kMaxIov);
+        std::vector<RecvWr> rq(std::bit_ceil(n.recv));
         SlotArray<DAT_LMR_TRIPLET> rq_iov;
-        rq_iov.allocate(n.recv * kMaxIov);
+        rq_iov.allocate(rq.size() * kMaxIov);
         std::vector<CtrlFrame> ctrl(n.ctrl);
         for (std::size_t i = 0; i < posted; ++i) {
-            std::size_t from = (rq_head_ + i) % rq_.size();
+            std::size_t from = rq_slot(rq_head_ + i);
             rq[i] = rq_[from];
             std::memcpy(&rq_iov[i * kMaxIov], &rq_iov_[from * kMaxIov],
                         sizeof(DAT_LMR_TRIPLET) * static_cast<std::size_t>(rq_[from].niov));
@@ -82,6 +91,7 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     } catch (...) {
         return util::kNoMemory;
     }
+    set_ring_limits(n.req, n.recv);
     rq_head_ = 0;
     rq_tail_ = posted;
     sq_head_ = sq_tail_ = sq_tx_ = 0;
@@ -95,10 +105,10 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     if (n > kMaxIov) return util::err(DAT_LENGTH_ERROR);
     if (ep->state == DAT_EP_STATE_DISCONNECTED)
         return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_DISCONNECTED);
-    if (rq_tail_ - rq_head_ == rq_.size())
+    if (rq_tail_ - rq_head_ == rq_cap_)
         return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
     std::uint64_t total = 0;
-    std::size_t slot = rq_tail_ % rq_.size();
+    std::size_t slot = rq_slot(rq_tail_);
     RecvWr &r = rq_[slot];
     r.cookie = cookie;
     r.niov = static_cast<std::uint32_t>(n);
@@ -136,9 +146,9 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
                              ? DAT_INVALID_STATE_EP_DISCONNECTED
                              : DAT_INVALID_STATE_EP_UNCONNECTED);
     }
-    if (sq_tail_ - sq_head_ == sq_.size())
+    if (sq_tail_ - sq_head_ == sq_cap_)
         return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
-    std::size_t slot = sq_tail_ % sq_.size();
+    std::size_t slot = sq_slot(sq_tail_);
     RequestWr &w = sq_[slot];
     // An IB extension the peer did not agree to (ep_ext.cpp): refused before anything
     // is queued.
@@ -256,7 +266,7 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     // A big message gains nothing: its copy dwarfs the system call. An RDMA read's (or an
     // atomic's) request is a header, whatever it asks for: a run of them leaves in one
     // send, and the target answers them with one.
-    const FrameHeader &h = sq_[(sq_tail_ - 1) % sq_.size()].hdr;
+    const FrameHeader &h = sq_[sq_slot(sq_tail_ - 1)].hdr;
     return burst && sq_tail_ - sq_tx_ < batch && h.length <= kDeferMax;
 }
 
@@ -273,7 +283,7 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
 [[gnu::hot]] TcpEp::TxSrc TcpEp::pick_frame(std::uint64_t ctrl, std::uint64_t *req) const noexcept {
     if (ctrl != ctrl_tail_) return TxSrc::Ctrl;
     // Skip requests that failed local checks: they are already "transmitted".
-    while (*req != sq_tail_ && sq_[*req % sq_.size()].transmitted) ++*req;
+    while (*req != sq_tail_ && sq_[sq_slot(*req)].transmitted) ++*req;
     if (*req != sq_tail_ && !close_after_ctrl_ && !fence_holds_at(*req)) return TxSrc::Request;
     if (disc_due() && *req == sq_tail_) return TxSrc::Disc;
     return TxSrc::None;
@@ -294,7 +304,7 @@ template <int N>
             break;
         }
         case TxSrc::Request: {
-            std::size_t slot = idx % sq_.size();
+            std::size_t slot = sq_slot(idx);
             const RequestWr &w = sq_[slot];
             out->push(&w.hdr, sizeof w.hdr);
             if (w.hdr.op == kAtomicReq)
@@ -345,7 +355,7 @@ template <int N>
             }
             break;
         case TxSrc::Request: {
-            RequestWr &w = sq_[sq_tx_ % sq_.size()];
+            RequestWr &w = sq_[sq_slot(sq_tx_)];
             w.transmitted = true;
             ++sq_tx_;
             break;
@@ -547,7 +557,7 @@ struct TcpEp::TxBatch {
     util::Evd::Batch batch(evd);
     int dropped = 0;
     while (sq_head_ != sq_tx_) {
-        RequestWr &w = sq_[sq_head_ % sq_.size()];
+        RequestWr &w = sq_[sq_slot(sq_head_)];
         if (!w.transmitted || (w.need_reply && !w.replied)) break;
         ++sq_head_;
         if (!w.reports(w.status)) continue;
@@ -565,10 +575,10 @@ struct TcpEp::TxBatch {
 // consumer, woken by a later send, could change the memory) before it sends the read's
 // data, which it reads from memory only when it transmits the response.
 [[gnu::hot]] bool TcpEp::fence_holds_at(std::uint64_t req) const noexcept {
-    if (req == sq_tail_ || !(sq_[req % sq_.size()].flags & DAT_COMPLETION_BARRIER_FENCE_FLAG))
+    if (req == sq_tail_ || !(sq_[sq_slot(req)].flags & DAT_COMPLETION_BARRIER_FENCE_FLAG))
         return false;
     for (std::uint64_t i = sq_head_; i != req; ++i) {
-        const RequestWr &w = sq_[i % sq_.size()];
+        const RequestWr &w = sq_[sq_slot(i)];
         if (w.dto == DAT_DTO_RDMA_READ && w.need_reply && !w.replied) return true;
     }
     return false;
