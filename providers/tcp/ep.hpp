@@ -197,11 +197,11 @@ class TcpEp final : public Pollable {
     RequestWr *find_wr(std::uint32_t seq, std::uint64_t *counter) noexcept;
 
     // Revocation barrier (ep_access.cpp, util/access_guard.hpp).
-    bool rx_target_alive(const util::AccessHold &h) const noexcept;
+    bool rx_target_alive(const util::AccessHold &h) noexcept;  // fills the check caches
     // Whether a frame (its control-ring or request-ring counter) reads registered memory,
     // and, when it does, whether that memory is still exposed.
     bool needs_hold(TxSrc src, std::uint64_t idx) const noexcept;
-    bool source_alive(const util::AccessHold &h, TxSrc src, std::uint64_t idx) const noexcept;
+    bool source_alive(const util::AccessHold &h, TxSrc src, std::uint64_t idx) noexcept;
     void access_revoked(bool receiving) noexcept;
     // Limits per peer: close and drain deadlines (ep_deadline.cpp).
     void arm_close_deadline(bool after_violation) noexcept;
@@ -270,6 +270,9 @@ class TcpEp final : public Pollable {
     std::size_t rq_slot(std::uint64_t c) const noexcept { return c & rq_mask_; }
     std::size_t sq_cap_ = 0, rq_cap_ = 0;
     std::size_t sq_mask_ = 0, rq_mask_ = 0;  // ring length - 1
+    // The last local IOV each kind of post passed (util/memory.hpp): a ping-pong's posts
+    // reuse their buffers, and skip the key table's lock and lookup.
+    util::LocalCheckCache recv_check_, request_check_;
     // Control ring.
     std::vector<CtrlFrame> ctrl_;
     std::uint64_t ctrl_head_ = 0, ctrl_tail_ = 0;

@@ -7,12 +7,12 @@
 
 namespace opendat::tcp {
 
-[[gnu::hot]] bool TcpEp::rx_target_alive(const util::AccessHold &h) const noexcept {
+[[gnu::hot]] bool TcpEp::rx_target_alive(const util::AccessHold &h) noexcept {
     switch (rx_.done) {
         case RxState::Done::Recv: {
             std::size_t slot = rq_slot(rq_head_);
             return h.local(&rq_iov_[slot * kMaxIov], rq_[slot].niov, ep->pz,
-                           DAT_MEM_PRIV_LOCAL_WRITE_FLAG) == DAT_DTO_SUCCESS;
+                           DAT_MEM_PRIV_LOCAL_WRITE_FLAG, &recv_check_) == DAT_DTO_SUCCESS;
         }
         case RxState::Done::ReadResp: {
             std::size_t slot = sq_slot(rx_.wr);
@@ -33,15 +33,15 @@ namespace opendat::tcp {
 // Called only when needs_hold(src, idx): the frame's bytes come from registered memory.
 // `idx` is the frame's control-ring or request-ring counter.
 [[gnu::hot]] bool TcpEp::source_alive(const util::AccessHold &h, TxSrc src,
-                                      std::uint64_t idx) const noexcept {
+                                      std::uint64_t idx) noexcept {
     if (src == TxSrc::Ctrl) {
         const CtrlFrame &c = ctrl_[idx % ctrl_.size()];
         return h.remote(c.rkey, ep->pz, ep, reinterpret_cast<std::uintptr_t>(c.data), c.hdr.length,
                         DAT_MEM_PRIV_REMOTE_READ_FLAG) == DAT_DTO_SUCCESS;
     }
     const std::size_t slot = sq_slot(idx);
-    return h.local(&sq_iov_[slot * kMaxIov], sq_[slot].niov, ep->pz, DAT_MEM_PRIV_NONE_FLAG) ==
-           DAT_DTO_SUCCESS;
+    return h.local(&sq_iov_[slot * kMaxIov], sq_[slot].niov, ep->pz, DAT_MEM_PRIV_NONE_FLAG,
+                   &request_check_) == DAT_DTO_SUCCESS;
 }
 
 // The one rule for which frames carry registered memory: a read response (a control frame

@@ -112,7 +112,8 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     RecvWr &r = rq_[slot];
     r.cookie = cookie;
     r.niov = static_cast<std::uint32_t>(n);
-    r.status = util::check_local_iov(ep, n, iov, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, &total);
+    r.status =
+        util::check_local_iov(ep, n, iov, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, &total, &recv_check_);
     r.capacity = total;
     if (n > 0)
         std::memcpy(&rq_iov_[slot * kMaxIov], iov,
@@ -165,7 +166,7 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     w.status = util::check_local_iov(
         ep, n, iov,
         dto == DAT_DTO_RDMA_READ || atomic ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG : DAT_MEM_PRIV_NONE_FLAG,
-        &w.total);
+        &w.total, &request_check_);
     // The transport's limit, not the EP attribute: like an HCA, we do not hold consumers
     // to the sizes they asked for at ep_create (dtest asks for 64 KiB and writes 4 MiB).
     const util::Limits &lim = tr_->limits();

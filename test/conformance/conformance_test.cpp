@@ -1266,6 +1266,66 @@ TEST(Conformance, LocalProtectionErrorBreaksConnection) {
         EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
 }
 
+// A send from an LMR that passed a moment ago, freed since: DAT_DTO_ERR_LOCAL_PROTECTION,
+// as for a key never registered. (The tcp provider keeps the last IOV a post passed, and
+// must see that the LMR is gone.) Soft-RoCE gives no completion, as above.
+TEST(Conformance, SendFromAnLmrFreedAfterASendFromItFails) {
+    constexpr int kNoCompletion = 77;
+    Channel ch;
+    int pid = spawn([&] {
+        Node c;
+        Buffer b;
+        CHILD_CHECK(child_connects(ch, c, &b, 64));
+        DAT_LMR_TRIPLET iov = b.iov();
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = 1;
+        CHILD_CHECK(dat_ep_post_send(c.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG) ==
+                    DAT_SUCCESS);
+        DAT_EVENT ev;
+        CHILD_CHECK(c.next(c.req_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
+        CHILD_CHECK(dat_lmr_free(b.lmr) == DAT_SUCCESS);
+        b.lmr = DAT_HANDLE_NULL;
+        ck.as_64 = 2;
+        CHILD_CHECK(dat_ep_post_send(c.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG) ==
+                    DAT_SUCCESS);
+        DAT_RETURN rc = c.next(c.req_evd, &ev);
+        if (DAT_GET_TYPE(rc) == DAT_TIMEOUT_EXPIRED) return kNoCompletion;
+        CHILD_CHECK(rc == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.user_cookie.as_64 == 2);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_ERR_LOCAL_PROTECTION);
+        CHILD_CHECK(c.next(c.conn_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_number == DAT_CONNECTION_EVENT_BROKEN);
+        return 0;
+    });
+    ch.parent_side();
+    Buffer in;
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&in, 64), DAT_SUCCESS);
+    DAT_LMR_TRIPLET riov = in.iov();
+    DAT_DTO_COOKIE rck;
+    rck.as_64 = 7;
+    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &riov, rck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    ASSERT_TRUE(ch.send(qual));
+    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);  // the first send
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    int status = reap(pid, 20);
+    if (status == kNoCompletion && traits().rc_device_is_rxe())
+        SKIP_UNSUPPORTED("device " << traits().adapter
+                                   << " gave no work completion for a send with a freed lkey");
+    EXPECT_EQ(status, 0);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    EXPECT_TRUE(ev.event_number == DAT_CONNECTION_EVENT_BROKEN ||
+                ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED)
+        << std::hex << ev.event_number;
+}
+
 // A burst of small sends of every length, with a large RDMA write in the middle, arrives
 // while only one receive is posted; receives are then posted one at a time. Every message
 // lands whole, in order, and the write is placed exactly. The transport must hold the
