@@ -39,7 +39,11 @@ struct InlineSink {
     DAT_EVENT *out;
     bool filled;
 };
-thread_local InlineSink *t_sink = nullptr;
+// Initial-exec: one fs-relative load on every dequeue and post, where the default model
+// in a dlopen'ed provider calls __tls_get_addr; a pointer of glibc's static TLS reserve,
+// as util/revocation_lock.hpp's debug count takes (which also keeps LeakSanitizer's exit
+// scan off a dynamic TLS block of an unloaded provider).
+__attribute__((tls_model("initial-exec"))) thread_local InlineSink *t_sink = nullptr;
 }  // namespace
 
 Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cno)
