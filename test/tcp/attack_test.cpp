@@ -299,6 +299,66 @@ TEST_P(RevokeTest, UnreadReadResponseSendsNothingAfterRevocation) {
     EXPECT_EQ(reap(pid), 0) << name(how);
 }
 
+// The application's own send, stalled by a peer that does not read: the application frees
+// the LMR it sends from and writes a secret into the memory. The rest of the message must
+// never carry the secret, whatever the endpoint remembers of the LMR it checked at post
+// time (util::LocalCheckCache): the send completes with DAT_DTO_ERR_LOCAL_PROTECTION and
+// the connection breaks.
+TEST(Attack, FreedSendSourceIsNeverSent) {
+    constexpr std::size_t kLen = 32u << 20;
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node s;
+        Region r;
+        CHILD_CHECK(r.map(kLen, 0x11));
+        CHILD_CHECK(s.open() == DAT_SUCCESS && s.make_ep() == DAT_SUCCESS);
+        DAT_CONN_QUAL qual = 0;
+        CHILD_CHECK(s.listen(&qual) == DAT_SUCCESS && ch.send(qual));
+        CHILD_CHECK(s.accept_one() == DAT_SUCCESS);
+        CHILD_CHECK(r.reg(s) == DAT_SUCCESS);
+        DAT_LMR_TRIPLET iov{reinterpret_cast<std::uintptr_t>(r.p),
+                            static_cast<DAT_SEG_LENGTH>(kLen), r.lmr_ctx};
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = 5;
+        CHILD_CHECK(dat_ep_post_send(s.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG) ==
+                    DAT_SUCCESS);
+        std::this_thread::sleep_for(300ms);  // the send fills the socket buffers
+        CHILD_CHECK(dat_lmr_free(r.lmr) == DAT_SUCCESS);
+        std::memset(r.p, 0x5A, kLen);  // the secret
+        CHILD_CHECK(ch.send(1));
+        DAT_EVENT ev;
+        CHILD_CHECK(s.next(s.req_evd, &ev, 15'000'000) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.user_cookie.as_64 == 5);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.status == DAT_DTO_ERR_LOCAL_PROTECTION);
+        CHILD_CHECK(connection_end(s, 15'000'000) == DAT_CONNECTION_EVENT_BROKEN);
+        return 0;
+    });
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_TRUE(ch.recv(&qual));
+    int fd = attacker_connect(qual, 16 * 1024);
+    ASSERT_GE(fd, 0);
+    int freed = 0;
+    ASSERT_TRUE(ch.recv(&freed, 30'000));
+    FrameHeader h{};
+    ASSERT_TRUE(attack::recv_all(fd, &h, sizeof h));
+    EXPECT_EQ(h.op, kSend);
+    std::vector<unsigned char> buf(1 << 16);
+    std::size_t got = 0, secret = 0;
+    for (;;) {
+        ssize_t k = recv(fd, buf.data(), buf.size(), 0);
+        if (k <= 0) break;
+        for (ssize_t i = 0; i < k; ++i) secret += buf[static_cast<std::size_t>(i)] == 0x5A;
+        got += static_cast<std::size_t>(k);
+    }
+    close(fd);
+    std::printf("[ send ] %zu of %zu bytes sent before the connection broke\n", got, kLen);
+    EXPECT_EQ(secret, 0u) << "bytes of freed memory were sent";
+    EXPECT_LT(got, kLen);
+    EXPECT_EQ(reap(pid), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Attack, RevokeTest,
                          ::testing::Values(Revoke::Unbind, Revoke::RmrFree, Revoke::LmrFree),
                          [](const auto &info) { return std::string(name(info.param)); });
