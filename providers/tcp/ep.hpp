@@ -250,7 +250,7 @@ class TcpEp final : public Pollable {
     std::chrono::steady_clock::time_point next_attempt_{};
     sockaddr_storage dst_{};  // where connect() goes
 
-    // Request ring: counters grow forever; slot = counter % size.
+    // Request ring: counters grow forever; slot = sq_slot(counter).
     std::vector<RequestWr> sq_;
     SlotArray<DAT_LMR_TRIPLET> sq_iov_;  // kMaxIov per slot
     std::uint64_t sq_head_ = 0;          // oldest not yet completed

@@ -104,6 +104,7 @@ Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cn
 }
 
 [[gnu::hot]] bool Evd::post(const DAT_EVENT &ev, bool solicited) noexcept {
+    RevocationLock::assert_not_held("an event posted");  // Debug builds; before any path
     if (hand_off(ev)) return true;
     Cno *notify = nullptr;
     bool wake_inline = false;
@@ -119,6 +120,7 @@ Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cn
 
 [[gnu::hot]] bool Evd::Batch::add(const DAT_EVENT &ev, bool solicited) noexcept {
     if (!lk_.owns_lock()) {
+        RevocationLock::assert_not_held("an event posted");  // as post()
         if (evd_->hand_off(ev)) return true;  // the first of the batch, the ring empty
         lk_ = std::unique_lock(evd_->mu_);
     }

@@ -150,9 +150,11 @@ struct Evd : Header {
     // A polling dequeue on this thread found the ring empty and runs the transport's
     // progress (ring_dequeue): the first event that progress posts here goes straight to
     // that dequeue's DAT_EVENT, not through the ring (a lock and a copy at each end, about
-    // a sixth of a polled ping-pong's turnaround). Only while nothing is queued (the events
-    // of one EP keep their order: they are posted under its lock) and no CNO is attached
-    // (it would miss the trigger that event owes it). True: handed over.
+    // a sixth of a polled ping-pong's turnaround). Only while nothing is queued: seen
+    // between two of the ring's critical sections, the hand-off is exactly a post followed
+    // at once by this dequeue's pop, so no event can pass one queued before it. And only
+    // with no CNO attached (it would miss the trigger that event owes it). True: handed
+    // over.
     bool hand_off(const DAT_EVENT &ev) noexcept;
     bool pop_locked(DAT_EVENT *out) noexcept;
     // dat_evd_wait's checks of the EVD itself, for the ring and the backend alike.

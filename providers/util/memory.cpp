@@ -25,7 +25,6 @@ DAT_RETURN MemTable::add(KeyKind kind, const MemRange &range, std::uint32_t *key
         // context of one kind can never be mistaken for the other.
         if (k == 0 || lmr_.contains(k) || rmr_.contains(k)) continue;
         if (!map.insert(k, range)) return kNoMemory;
-        gen_.fetch_add(1, std::memory_order_release);
         *key = k;
         return DAT_SUCCESS;
     }
@@ -33,10 +32,16 @@ DAT_RETURN MemTable::add(KeyKind kind, const MemRange &range, std::uint32_t *key
 
 void MemTable::remove(KeyKind kind, std::uint32_t key) noexcept {
     std::unique_lock lk(mu_);
-    (kind == KeyKind::Lmr ? lmr_ : rmr_).erase(key);
+    if (kind == KeyKind::Rmr) {
+        rmr_.erase(key);
+        return;
+    }
+    lmr_.erase(key);
     // Before the lock is let go: a post that reads the old generation after this remove
-    // returns could pass a freed LMR from its cache.
-    gen_.fetch_add(1, std::memory_order_release);
+    // returns could pass a freed LMR from its cache. Only an LMR's removal can make a
+    // cached answer wrong (a new key never takes a live one's place; RMR keys are another
+    // map), so windows bound and unbound per operation leave the caches warm.
+    lmr_gen_.fetch_add(1, std::memory_order_release);
 }
 
 DAT_DTO_COMPLETION_STATUS MemTable::check(KeyKind kind, std::uint32_t key, const Pz *pz,
@@ -57,7 +62,7 @@ DAT_DTO_COMPLETION_STATUS MemTable::check(KeyKind kind, std::uint32_t key, const
                                                            const Pz *pz, DAT_MEM_PRIV_FLAGS need,
                                                            std::uint64_t *total,
                                                            LocalCheckCache *cache) const noexcept {
-    if (n == 1 && answers(*cache, gen_.load(std::memory_order_acquire), iov[0], pz, need)) {
+    if (n == 1 && answers(*cache, lmr_gen_.load(std::memory_order_acquire), iov[0], pz, need)) {
         if (total != nullptr) *total = iov[0].segment_length;
         return DAT_DTO_SUCCESS;
     }
@@ -81,7 +86,7 @@ DAT_DTO_COMPLETION_STATUS MemTable::check(KeyKind kind, std::uint32_t key, const
     std::uint64_t *total, LocalCheckCache *cache) const noexcept {
     // No writer is inside while the lock is held: the generation is what it was when the
     // cache would be filled.
-    const std::uint64_t gen = gen_.load(std::memory_order_relaxed);
+    const std::uint64_t gen = lmr_gen_.load(std::memory_order_relaxed);
     if (n == 1 && answers(*cache, gen, iov[0], pz, need)) {
         if (total != nullptr) *total = iov[0].segment_length;
         return DAT_DTO_SUCCESS;

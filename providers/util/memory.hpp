@@ -29,13 +29,13 @@ class AccessHold;
 enum class KeyKind { Lmr, Rmr };
 
 // The last one-segment local IOV a post passed (MemTable::check_iov): the next post
-// through the same LMR, with no key added or removed in between (the table's generation
+// through the same LMR, with no LMR freed in between (the table's LMR generation
 // unchanged), passes without the table's lock and lookup. Owned by whoever posts (an
 // endpoint, one per kind of post), used under that owner's lock. A post's check is a
 // snapshot either way: what keeps memory safe to touch is the re-check under the revocation
 // barrier when the bytes move (util/access_guard.hpp).
 struct LocalCheckCache {
-    std::uint64_t gen = 0;  // the table's generation when it was filled; 0: empty
+    std::uint64_t gen = 0;  // the table's LMR generation when it was filled; 0: empty
     std::uint32_t key = 0;
     MemRange range;
 };
@@ -85,9 +85,9 @@ class MemTable {
     mutable RevocationLock mu_;
     KeyMap lmr_;
     KeyMap rmr_;
-    // Bumped by every add and remove, under the exclusive lock: a LocalCheckCache filled
-    // at the same generation still says what the table says.
-    std::atomic<std::uint64_t> gen_{1};
+    // Bumped by every LMR removal, under the exclusive lock: a LocalCheckCache filled at
+    // the same generation still says what the table says.
+    std::atomic<std::uint64_t> lmr_gen_{1};
 };
 
 struct Lmr : Header {

@@ -106,7 +106,11 @@ TEST(UtilEvdHandOff, EventsThatOneProgressRoundPostsComeOutInOrder) {
     Polled p("util-handoff-order");
     ASSERT_TRUE(p.make_evd());
     post_once([&] {
-        for (std::uint64_t c = 1; c <= 3; ++c) ASSERT_TRUE(p.evd->post(received(c)));
+        // The first goes to the dequeue, not the ring; the others queue behind it.
+        for (std::uint64_t c = 1; c <= 3; ++c) {
+            ASSERT_TRUE(p.evd->post(received(c)));
+            EXPECT_EQ(p.evd->pending(), static_cast<DAT_COUNT>(c - 1)) << "after event " << c;
+        }
     });
     EXPECT_EQ(p.drain(), (std::vector<std::uint64_t>{1, 2, 3}));
 }
@@ -118,6 +122,7 @@ TEST(UtilEvdHandOff, ABatchComesOutInOrder) {
         Evd::Batch batch(p.evd);
         for (std::uint64_t c = 1; c <= 3; ++c) ASSERT_TRUE(batch.add(received(c), false));
         batch.finish();
+        EXPECT_EQ(p.evd->pending(), 2) << "the first of the batch went through the ring";
     });
     EXPECT_EQ(p.drain(), (std::vector<std::uint64_t>{1, 2, 3}));
 }
@@ -159,7 +164,10 @@ TEST(UtilEvdHandOff, ACnoAttachedIsStillTriggered) {
     ASSERT_EQ(p.t->cno_create_func(p.ia, DAT_OS_WAIT_PROXY_AGENT{nullptr, nullptr}, &cno),
               DAT_SUCCESS);
     ASSERT_TRUE(p.make_evd(cno));
-    post_once([&] { EXPECT_TRUE(p.evd->post(received(9))); });
+    post_once([&] {
+        EXPECT_TRUE(p.evd->post(received(9)));
+        EXPECT_EQ(p.evd->pending(), 1) << "handed over past the CNO";
+    });
     EXPECT_EQ(p.next_cookie(), 9u);
     DAT_EVD_HANDLE which = DAT_HANDLE_NULL;
     EXPECT_EQ(p.t->cno_wait_func(cno, 1'000'000, &which), DAT_SUCCESS)
