@@ -63,9 +63,9 @@ Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cn
     return true;
 }
 
+// Its callers (post, Batch::add) have checked the revocation-hold rule, before a hand-off.
 [[gnu::hot]] bool Evd::post_locked(const DAT_EVENT &ev, bool solicited, bool *wake_inline,
                                    Cno **notify) noexcept {
-    RevocationLock::assert_not_held("an event posted");  // Debug builds only
     if (count_ == ring_.size()) {
         // dat_evd_post_se tells its caller (DAT_QUEUE_FULL), who may simply retry: no error
         // line for each try. Anything else is an event lost: an error, but rate-limited, as

@@ -133,6 +133,22 @@ int attacker_connect(DAT_CONN_QUAL qual, int rcvbuf = 0) {
     return fd;
 }
 
+// Reads `fd` until the peer ends the stream: the bytes that came, and how many of them
+// were `secret` (a pattern the peer's memory held only after it was revoked).
+struct Drained {
+    std::size_t got = 0, secret = 0;
+};
+Drained read_to_the_end(int fd, unsigned char secret) {
+    std::vector<unsigned char> buf(1 << 16);
+    Drained d;
+    for (;;) {
+        ssize_t k = recv(fd, buf.data(), buf.size(), 0);
+        if (k <= 0) return d;
+        for (ssize_t i = 0; i < k; ++i) d.secret += buf[static_cast<std::size_t>(i)] == secret;
+        d.got += static_cast<std::size_t>(k);
+    }
+}
+
 enum class Revoke { Unbind, RmrFree, LmrFree };
 const char *name(Revoke r) {
     return r == Revoke::Unbind ? "Unbind" : r == Revoke::RmrFree ? "RmrFree" : "LmrFree";
@@ -283,14 +299,7 @@ TEST_P(RevokeTest, UnreadReadResponseSendsNothingAfterRevocation) {
     FrameHeader resp{};
     ASSERT_TRUE(attack::recv_all(fd, &resp, sizeof resp));
     EXPECT_EQ(resp.op, kReadResp);
-    std::vector<unsigned char> buf(1 << 16);
-    std::size_t got = 0, secret = 0;
-    for (;;) {
-        ssize_t k = recv(fd, buf.data(), buf.size(), 0);
-        if (k <= 0) break;
-        for (ssize_t i = 0; i < k; ++i) secret += buf[static_cast<std::size_t>(i)] == 0x5A;
-        got += static_cast<std::size_t>(k);
-    }
+    const auto [got, secret] = read_to_the_end(fd, 0x5A);
     close(fd);
     std::printf("[ %s ] read response: %zu of %zu bytes sent before the connection broke\n",
                 name(how), got, kLen);
@@ -344,14 +353,7 @@ TEST(Attack, FreedSendSourceIsNeverSent) {
     FrameHeader h{};
     ASSERT_TRUE(attack::recv_all(fd, &h, sizeof h));
     EXPECT_EQ(h.op, kSend);
-    std::vector<unsigned char> buf(1 << 16);
-    std::size_t got = 0, secret = 0;
-    for (;;) {
-        ssize_t k = recv(fd, buf.data(), buf.size(), 0);
-        if (k <= 0) break;
-        for (ssize_t i = 0; i < k; ++i) secret += buf[static_cast<std::size_t>(i)] == 0x5A;
-        got += static_cast<std::size_t>(k);
-    }
+    const auto [got, secret] = read_to_the_end(fd, 0x5A);
     close(fd);
     std::printf("[ send ] %zu of %zu bytes sent before the connection broke\n", got, kLen);
     EXPECT_EQ(secret, 0u) << "bytes of freed memory were sent";
