@@ -150,6 +150,7 @@ class TcpEp final : public Pollable {
     bool defer_tx() noexcept;  // this post joins a burst: EPOLLOUT sends it (ep_tx.cpp)
     bool ctrl_full() const noexcept { return ctrl_tail_ - ctrl_head_ == ctrl_.size(); }
     void reap() noexcept;
+    bool leave_to_waiter() noexcept;  // a round gives a waiting thread its turn (ep_cm.cpp)
     void half_close() noexcept;
     // Our DISC is still to go (never after close_after_ctrl_: its last control frame
     // half-closes the socket).

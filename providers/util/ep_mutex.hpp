@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <utility>
 
 namespace opendat::util {
 
@@ -47,8 +48,10 @@ class EpMutex {
 // under the transport's dispatch lock (not thread-safe by itself). A round asks yield():
 // true while it should leave the endpoint to a thread waiting for its lock, until one such
 // waiter had the lock or kMax passed (a waiter not scheduled by then waits for the next
-// turn). One turn per waiter, not as long as anyone waits: threads that call back to back
-// would otherwise keep the progress away for as long as they keep calling.
+// turn). The waiter was woken by the round's last unlock and may be queued behind the
+// round's thread on its CPU: the round that begins a turn gives it the CPU (turn_began()).
+// One turn per waiter, not as long as anyone waits: threads that call back to back would
+// otherwise keep the progress away for as long as they keep calling.
 class EpTurns {
   public:
     using Clock = std::chrono::steady_clock;
@@ -65,6 +68,7 @@ class EpTurns {
     bool decide(unsigned handovers, Clock::time_point now) noexcept {
         if (!yielding_) {
             yielding_ = true;
+            began_ = true;
             since_ = handovers;
             until_ = now + kMax;
             return true;
@@ -76,8 +80,12 @@ class EpTurns {
         return true;
     }
 
+    // True once after yield() began a turn: the caller may give its CPU to the waiter then.
+    bool turn_began() noexcept { return std::exchange(began_, false); }
+
   private:
     bool yielding_ = false;
+    bool began_ = false;
     unsigned since_ = 0;  // handovers() when this turn began
     Clock::time_point until_{};
 };

@@ -87,3 +87,20 @@ TEST(EpTurns, OneTurnPerWaiterNotAsLongAsAnyoneWaits) {
     EXPECT_FALSE(t.decide(8, t0 + 70us + EpTurns::kMax));
     EXPECT_TRUE(t.decide(8, t0 + 70us + EpTurns::kMax + 1us));  // the next turn
 }
+
+// The round that begins a turn may give the waiter its CPU (TcpEp::on_events yields it
+// once): turn_began() says so once per turn, not for every round of it.
+TEST(EpTurns, ATurnSaysOnceThatItBegan) {
+    EpTurns t;
+    const EpTurns::Clock::time_point t0{};
+    EXPECT_FALSE(t.turn_began());
+    EXPECT_TRUE(t.decide(1, t0));
+    EXPECT_TRUE(t.turn_began());
+    EXPECT_FALSE(t.turn_began());
+    EXPECT_TRUE(t.decide(1, t0 + 10us));  // the same turn
+    EXPECT_FALSE(t.turn_began());
+    EXPECT_FALSE(t.decide(2, t0 + 20us));  // the waiter had the lock: ours
+    EXPECT_FALSE(t.turn_began());
+    EXPECT_TRUE(t.decide(2, t0 + 30us));  // the next waiter's turn
+    EXPECT_TRUE(t.turn_began());
+}
