@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "util/deferred_free.hpp"
+#include "util/futex_mutex.hpp"
 
 namespace opendat::tcp {
 
@@ -227,7 +228,7 @@ class Engine {
     std::mutex mu_;
     // Held while events are dispatched and while parked objects are deleted, so an inline
     // poller never dispatches to an object being freed.
-    std::mutex dispatch_mu_;
+    util::FutexMutex dispatch_mu_;  // inline: taken by every poll round (futex_mutex.hpp)
     std::unordered_set<Pollable *> live_;
     util::DeferredFree parked_;
     std::unordered_set<Pollable *> ticking_;

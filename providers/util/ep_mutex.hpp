@@ -10,13 +10,14 @@
 // so (waited_for()) and counts the times it got the lock after waiting (handovers()); the
 // transport's rounds leave the endpoint alone until one waiter had its turn (EpTurns).
 //
-// The uncontended lock() is one try_lock, as std::mutex::lock is: nothing on the hot path.
+// The uncontended lock() is one try_lock of a FutexMutex, inline: nothing on the hot path.
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <utility>
+
+#include "util/futex_mutex.hpp"
 
 namespace opendat::util {
 
@@ -39,7 +40,7 @@ class EpMutex {
     unsigned handovers() const noexcept { return handovers_.load(std::memory_order_relaxed); }
 
   private:
-    std::mutex mu_;
+    FutexMutex mu_;
     std::atomic<unsigned> waiting_{0};
     std::atomic<unsigned> handovers_{0};
 };
