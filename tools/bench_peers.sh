@@ -2,8 +2,11 @@
 # OpenDAT next to raw TCP, libfabric's tcp provider, UCX and qperf on loopback, in one run, as
 # ratios to the raw-TCP figure of the same round.
 #
-#   tools/bench_peers.sh [-b BUILD_DIR] [-r ROUNDS] [-n ITERS] [-o CSV_DIR] [-s]
+#   tools/bench_peers.sh [-b BUILD_DIR] [-r ROUNDS] [-n ITERS] [-B BYTES] [-o CSV_DIR] [-s]
 #
+# -B: bytes per bandwidth measurement, OpenDAT and raw TCP alike (default 1 GiB). With
+# 128 MiB (20 ms at 1 MiB) single measurements of the same code spread 0.67-1.65x; with
+# 1 GiB, 1.04-1.12x (docs/benchmarks.md, "Bandwidth measured long enough").
 # -s adds a column for OpenDAT with DAT_TCP_PROGRESS=sleep (the progress thread sleeps as
 # soon as nothing is ready: the behaviour before adaptive progress), measured in the same
 # rounds.
@@ -21,16 +24,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=$here/../build/default
 rounds=3
 iters=20000
+bw_bytes=1073741824
 csvdir=""
 sleep_too=0
-while getopts "b:r:n:o:sh" o; do
+while getopts "b:r:n:B:o:sh" o; do
     case $o in
         b) build=$OPTARG ;;
         r) rounds=$OPTARG ;;
         n) iters=$OPTARG ;;
+        B) bw_bytes=$OPTARG ;;
         o) csvdir=$OPTARG ;;
         s) sleep_too=1 ;;
-        *) sed -n '2,18p' "$0"; exit 2 ;;
+        *) sed -n '2,21p' "$0"; exit 2 ;;
     esac
 done
 conf=$build/conf/dat.conf
@@ -59,7 +64,7 @@ datbench_round() {  # round mode(poll|wait) [progress mode]
     if [[ -n ${3:-} ]]; then
         prefix=$3. env=(env DAT_TCP_PROGRESS=$3) csv=$tmp/dat.$3.$2.$1.csv
     fi
-    "${env[@]}" $nice_ "$datbench" -q $w -n "$iters" --lat-max 8 --bw-min 4096 --bw-max 1048576 -b 134217728 \
+    "${env[@]}" $nice_ "$datbench" -q $w -n "$iters" --lat-max 8 --bw-min 4096 --bw-max 1048576 -b "$bw_bytes" \
         -r 1 --rate-msgs 20000 --server-cpu 0 --client-cpu 1 --csv "$csv" >"$tmp/dat.$2.$1.txt" || return 1
     [[ -n $csvdir ]] && cp "$csv" "$csvdir/datbench-${prefix}$2-round$1.csv"
     awk -F, -v r="$1" -v m="$prefix$2" '$1 == "latency" { print r, m "." $2 "." $3, $5 }
