@@ -2,6 +2,7 @@
 #include "util/futex_mutex.hpp"
 
 #include <linux/futex.h>
+#include <cerrno>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -13,9 +14,13 @@ namespace {
 static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
               std::atomic<std::uint32_t>::is_always_lock_free);
 
-// syscall(), not a libc wrapper: no cancellation point (util/sys_io.hpp).
+// syscall(), not a libc wrapper: no cancellation point (util/sys_io.hpp). errno is kept:
+// FUTEX_WAIT fails routinely (EAGAIN, EINTR), and taking a lock must not change what the
+// application or the provider's own code reads there, as pthread_mutex_lock does not.
 void futex(std::atomic<std::uint32_t> *word, int op, std::uint32_t value) noexcept {
+    const int saved = errno;
     ::syscall(SYS_futex, reinterpret_cast<std::uint32_t *>(word), op, value, nullptr, nullptr, 0);
+    errno = saved;
 }
 
 }  // namespace

@@ -13,8 +13,11 @@
 // held marks it 2 and sleeps in FUTEX_WAIT until an unlock that finds 2 wakes one
 // sleeper. Like the std::mutex it replaces: not recursive, not robust, no priority
 // inheritance, not fair (a running thread may take it before the one woken). No call
-// here is a cancellation point (util/sys_io.hpp says why that matters). ThreadSanitizer
-// sees the ordering through the atomics: acquire on lock, release on unlock.
+// here is a cancellation point (util/sys_io.hpp says why that matters), and errno is left
+// as it was. Process-private (FUTEX_*_PRIVATE): never in memory shared between processes.
+// ThreadSanitizer sees the ordering through the atomics (acquire on lock, release on
+// unlock), so races are still found; what it no longer sees is a lock: its lock-order
+// (deadlock) reports and the "mutex held" notes in race reports leave these locks out.
 #pragma once
 
 #include <atomic>

@@ -1,5 +1,10 @@
 // util::FutexMutex: mutual exclusion, try_lock, and a sleeping thread woken by the unlock.
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -24,9 +29,10 @@ TEST(FutexMutex, TryLockFailsWhileHeldAndSucceedsOnceFree) {
     m.unlock();
 }
 
-// A thread that finds the lock held sleeps in the kernel (it does not spin: the holder
-// sleeps far longer than a spin would last), and the unlock wakes it.
-TEST(FutexMutex, AThreadThatWaitsIsWokenByTheUnlock) {
+// A thread that finds the lock held sleeps in the kernel: it used well under the 200 ms
+// the lock was held of its CPU (a waiter that spun, or waited on the wrong value and went
+// round again at once, would use nearly all of it). The unlock wakes it.
+TEST(FutexMutex, AThreadThatWaitsSleepsAndIsWokenByTheUnlock) {
     FutexMutex m;
     m.lock();
     std::atomic<bool> got{false};
@@ -34,8 +40,13 @@ TEST(FutexMutex, AThreadThatWaitsIsWokenByTheUnlock) {
         std::lock_guard lk(m);
         got = true;
     });
-    std::this_thread::sleep_for(50ms);
+    clockid_t cpu;
+    ASSERT_EQ(pthread_getcpuclockid(waiter.native_handle(), &cpu), 0);
+    std::this_thread::sleep_for(200ms);
+    timespec used{};
+    ASSERT_EQ(clock_gettime(cpu, &used), 0);
     EXPECT_FALSE(got.load());
+    EXPECT_LT(used.tv_sec * 1000 + used.tv_nsec / 1000000, 50) << "the waiter spun";
     m.unlock();
     waiter.join();
     EXPECT_TRUE(got.load());
@@ -68,4 +79,37 @@ TEST(FutexMutex, ExcludesUnderContentionAndLosesNoWakeUp) {
         });
     for (std::thread &t : threads) t.join();
     EXPECT_EQ(counter, static_cast<long>(kThreads) * kRounds);
+}
+
+// A sleeper interrupted by a signal (FUTEX_WAIT fails with EINTR) goes back to sleep
+// without the lock, and taking the lock leaves errno as it was.
+TEST(FutexMutex, ASignalDoesNotGiveTheLockAndErrnoIsLeftAsItWas) {
+    struct sigaction quiet {
+    }, old{};
+    quiet.sa_handler = [](int) {};
+    sigemptyset(&quiet.sa_mask);
+    quiet.sa_flags = 0;  // no SA_RESTART: the futex wait returns EINTR
+    ASSERT_EQ(sigaction(SIGUSR1, &quiet, &old), 0);
+    FutexMutex m;
+    m.lock();
+    std::atomic<bool> got{false};
+    std::atomic<int> seen{-1};
+    std::thread waiter([&] {
+        errno = 12345;
+        m.lock();
+        seen = errno;
+        got = true;
+        m.unlock();
+    });
+    std::this_thread::sleep_for(20ms);
+    ASSERT_EQ(pthread_kill(waiter.native_handle(), SIGUSR1), 0);
+    std::this_thread::sleep_for(20ms);
+    EXPECT_FALSE(got.load()) << "the signal gave the waiter a held lock";
+    errno = 54321;
+    m.unlock();  // wakes the waiter: a futex call on this side too
+    EXPECT_EQ(errno, 54321);
+    waiter.join();
+    EXPECT_TRUE(got.load());
+    EXPECT_EQ(seen.load(), 12345);
+    sigaction(SIGUSR1, &old, nullptr);
 }
