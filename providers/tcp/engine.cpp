@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "trace/trace.hpp"
 
@@ -422,8 +423,32 @@ void Engine::wake_inline() noexcept {
 }
 
 [[gnu::hot]] bool Engine::hot_round() noexcept {
-    std::unique_lock dlk(dispatch_mu_, std::try_to_lock);
-    return dlk.owns_lock() && poll_hot_locked();
+    bool moved, owed;
+    {
+        std::unique_lock dlk(dispatch_mu_, std::try_to_lock);
+        if (!dlk.owns_lock()) return false;
+        moved = poll_hot_locked();
+        owed = std::exchange(yield_owed_, false);
+    }
+    pay_yield(owed);
+    return moved;
+}
+
+void Engine::progress_dispatch(epoll_event *events, int n) noexcept {
+    bool owed;
+    {
+        std::unique_lock dlk(dispatch_mu_);
+        dispatch(events, n, true);
+        owed = std::exchange(yield_owed_, false);
+    }
+    pay_yield(owed);
+}
+
+[[gnu::hot]] void Engine::pay_yield(bool owed) noexcept {
+    // Not under the dispatch lock: off the CPU with it, this thread would hold up every
+    // other connection and every inline poller until it runs again.
+    if (owed && policy_.mode != ProgressPolicy::Mode::Busy) [[unlikely]]
+        sched_yield();
 }
 
 [[gnu::hot]] bool Engine::poll_hot_locked() noexcept {
@@ -538,10 +563,7 @@ void Engine::wake_inline() noexcept {
             DAPL_TRC(trace::kError, "engine", "epoll_wait failed: errno %d", errno);
             break;
         }
-        if (n > 0) {
-            std::unique_lock dlk(dispatch_mu_);
-            dispatch(events, n, true);
-        }
+        if (n > 0) progress_dispatch(events, n);
         in_epoll_.store(false);
         if (ticking) run_ticks(ticks);
     }
@@ -562,8 +584,7 @@ void Engine::watch(epoll_event *events, int wait_ms) noexcept {
         // connection with data becomes the hot one, as when the poller finds it: the
         // consumer may be about to poll it.
         if (others_ready(events, n)) rounds_off_.store(false);
-        std::unique_lock dlk(dispatch_mu_);
-        dispatch(events, n, true);
+        progress_dispatch(events, n);
     }
     in_epoll_.store(false);
 }

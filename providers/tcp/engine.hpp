@@ -117,6 +117,12 @@ class Engine {
     // up to that long).
     void hand_back() noexcept;
     const ProgressPolicy &policy() const noexcept { return policy_; }
+    // A round, under the dispatch lock, left an endpoint to a thread waiting for its lock
+    // (TcpEp::leave_to_waiter): the progress thread gives its CPU away once, after it let
+    // go of the dispatch lock (progress_dispatch, hot_round), and not in Busy mode. A
+    // consumer's inline round leaves the yield to the thread's next round: the consumer
+    // thread itself never pays for it.
+    void owe_yield() noexcept { yield_owed_ = true; }
 
     // A consumer about to block in dat_evd_wait: true if its thread now owns the progress
     // (one thread at a time, and only under the wait_in_epoll policy). Then
@@ -146,6 +152,10 @@ class Engine {
     void run() noexcept;
     void run_ticks(std::vector<Pollable *> &ticks) noexcept;
     void dispatch(epoll_event *events, int n, bool progress_thread) noexcept;
+    // The progress thread's dispatch: under the dispatch lock, then the yield owed.
+    void progress_dispatch(epoll_event *events, int n) noexcept;
+    // After the dispatch lock was let go: the yield a round owed (owe_yield), if any.
+    void pay_yield(bool owed) noexcept;
     // Whether epoll reported an object's socket (not one of the engine's eventfds).
     bool others_ready(const epoll_event *events, int n) const noexcept;
     // poll_inline: the poller stops asking epoll; the thread watches the set (rounds_off_).
@@ -229,6 +239,7 @@ class Engine {
     // Held while events are dispatched and while parked objects are deleted, so an inline
     // poller never dispatches to an object being freed.
     util::FutexMutex dispatch_mu_;  // inline: taken by every poll round (futex_mutex.hpp)
+    bool yield_owed_ = false;       // under dispatch_mu_ (owe_yield)
     std::unordered_set<Pollable *> live_;
     util::DeferredFree parked_;
     std::unordered_set<Pollable *> ticking_;

@@ -3,7 +3,7 @@
 //
 // A transport's progress thread works on a busy endpoint in rounds, each a transmit or
 // receive budget long (a few hundred microseconds of a huge RDMA read answer on loopback),
-// and takes the lock again right after letting it go. std::mutex is not fair: the thread it
+// and takes the lock again right after letting it go. The lock is not fair: the thread it
 // wakes still has to be scheduled, and by then the progress thread holds the lock again.
 // An application call on that endpoint waited 65-175 ms of a 250 ms answer
 // (Attack.BigReadAnswersLeaveTheEndpointToItsApplication). A thread that has to wait says
@@ -50,9 +50,10 @@ class EpMutex {
 // true while it should leave the endpoint to a thread waiting for its lock, until one such
 // waiter had the lock or kMax passed (a waiter not scheduled by then waits for the next
 // turn). The waiter was woken by the round's last unlock and may be queued behind the
-// round's thread on its CPU: the round that begins a turn gives it the CPU (turn_began()).
-// One turn per waiter, not as long as anyone waits: threads that call back to back would
-// otherwise keep the progress away for as long as they keep calling.
+// round's thread on its CPU: when a turn begins (turn_began()), that thread gives the
+// waiter its CPU once it let go of the lock that serialises the rounds. One turn per
+// waiter, not as long as anyone waits: threads that call back to back would otherwise keep
+// the progress away for as long as they keep calling.
 class EpTurns {
   public:
     using Clock = std::chrono::steady_clock;

@@ -755,8 +755,9 @@ TEST(Attack, BigReadAnswersLeaveTheEndpointToItsApplication) {
 // get a turn each time the progress had one (util::EpTurns), not the endpoint for as long
 // as any of them waits. The flood is answered in full and never stops for long. (Three
 // threads that never sleep also take much of the two CPUs from the progress thread: the
-// flood then takes 1-9 times as long as alone here, 11 times when the rounds left the
-// endpoint alone while anyone waited. EpTurns' own cases pin the one-turn rule.)
+// flood then takes 1-14 times as long as alone here, 11 times when the rounds left the
+// endpoint alone while anyone waited; the progress thread's yield at each turn's start
+// costs some of it. EpTurns' own cases pin the one-turn rule.)
 TEST(Attack, BigReadAnswersFlowWhileThreadsHammerTheEndpoint) {
     Channel ch;
     int pid = spawn([&] {

@@ -88,8 +88,9 @@ TEST(EpTurns, OneTurnPerWaiterNotAsLongAsAnyoneWaits) {
     EXPECT_TRUE(t.decide(8, t0 + 70us + EpTurns::kMax + 1us));  // the next turn
 }
 
-// The round that begins a turn may give the waiter its CPU (TcpEp::on_events yields it
-// once): turn_began() says so once per turn, not for every round of it.
+// When a round begins a turn, the progress thread owes the waiter its CPU
+// (TcpEp::leave_to_waiter, Engine::owe_yield): turn_began() says so once per turn, not for
+// every round of it.
 TEST(EpTurns, ATurnSaysOnceThatItBegan) {
     EpTurns t;
     const EpTurns::Clock::time_point t0{};
