@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <utility>
 
 #include "trace/trace.hpp"
 
@@ -428,7 +427,7 @@ void Engine::wake_inline() noexcept {
         std::unique_lock dlk(dispatch_mu_, std::try_to_lock);
         if (!dlk.owns_lock()) return false;
         moved = poll_hot_locked();
-        owed = std::exchange(yield_owed_, false);
+        owed = take_owed_yield();
     }
     pay_yield(owed);
     return moved;
@@ -439,7 +438,7 @@ void Engine::progress_dispatch(epoll_event *events, int n) noexcept {
     {
         std::unique_lock dlk(dispatch_mu_);
         dispatch(events, n, true);
-        owed = std::exchange(yield_owed_, false);
+        owed = take_owed_yield();
     }
     pay_yield(owed);
 }

@@ -154,7 +154,14 @@ class Engine {
     void dispatch(epoll_event *events, int n, bool progress_thread) noexcept;
     // The progress thread's dispatch: under the dispatch lock, then the yield owed.
     void progress_dispatch(epoll_event *events, int n) noexcept;
-    // After the dispatch lock was let go: the yield a round owed (owe_yield), if any.
+    // Under the dispatch lock: whether a round owed a yield (owe_yield), cleared. Read
+    // first: a spin round that owes nothing writes nothing.
+    bool take_owed_yield() noexcept {
+        if (!yield_owed_) return false;
+        yield_owed_ = false;
+        return true;
+    }
+    // After the dispatch lock was let go: the yield a round owed, if any.
     void pay_yield(bool owed) noexcept;
     // Whether epoll reported an object's socket (not one of the engine's eventfds).
     bool others_ready(const epoll_event *events, int n) const noexcept;
