@@ -183,7 +183,7 @@ std::string describe(const Options &o, const Plan &plan) {
 
 int server(const Options &o) {
     if (!pin_to_cpu(o.server_cpu)) std::perror("datbench: --server-cpu");
-    Sock listener = listen_on(o.port);
+    Listener listener = listen_on(o.port);
     if (!listener) {
         std::perror("datbench: control port");
         return 1;

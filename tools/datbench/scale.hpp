@@ -40,8 +40,7 @@ std::uint64_t rss_kib();
 bool raw_connect(const sockaddr_storage &server, std::uint16_t port, std::uint32_t n,
                  std::uint32_t window, std::vector<Sock> *out);
 // Server side: accepts n connections from listener into *out.
-bool raw_accept(const Sock &listener, std::uint32_t n, std::vector<Sock> *out);
-// A listener with a backlog deep enough for `window` connects in flight.
-Sock raw_listen(std::uint16_t port, int backlog);
+// (listen_on(port, backlog) with a backlog deep enough for `window` connects in flight.)
+bool raw_accept(const Listener &listener, std::uint32_t n, std::vector<Sock> *out);
 
 }  // namespace datbench::scale

@@ -205,7 +205,8 @@ bool timed_setup(const Sock &control, bool client, Connect connect, double *seco
 
 // The sequence both peers run; figures land in *f on the client.
 bool run(const ScaleOptions &o, bool client, const ScalePlan &plan, const Sock &control,
-         const sockaddr_storage &server, const Sock &raw_listener, ScaleIa &dat, ScaleFigures *f) {
+         const sockaddr_storage &server, const Listener &raw_listener, ScaleIa &dat,
+         ScaleFigures *f) {
     const std::uint32_t idle = plan.endpoints - 1;
     const auto qual = static_cast<DAT_CONN_QUAL>(o.port + 1u);
     auto raw_setup = [&](double *seconds) {
@@ -264,7 +265,7 @@ std::string describe(const ScaleOptions &o, const ScalePlan &plan) {
 
 int server(const ScaleOptions &o) {
     if (!pin_to_cpu(o.server_cpu)) std::perror("datscale: --server-cpu");
-    Sock listener = listen_on(o.port);
+    Listener listener = listen_on(o.port);
     if (!listener) {
         std::perror("datscale: control port");
         return 1;
@@ -277,7 +278,7 @@ int server(const ScaleOptions &o) {
     }
     ScaleFigures f;
     ScaleIa dat;
-    Sock raw = raw_listen(plan.raw_port, static_cast<int>(4 * plan.window + 64));
+    Listener raw = listen_on(plan.raw_port, static_cast<int>(4 * plan.window + 64));
     std::uint8_t ready = fd_room(plan, "server", &f.fd_limit[1]) && raw &&
                          dat.open(o.ia, plan.endpoints) &&
                          dat.listen(static_cast<DAT_CONN_QUAL>(o.port + 1u));
@@ -310,7 +311,7 @@ int client(const ScaleOptions &o) {
                      o.host.c_str(), o.port);
         return 1;
     }
-    bool good = run(o, true, plan, control, addr, Sock(), dat, &f);
+    bool good = run(o, true, plan, control, addr, Listener(), dat, &f);
     f.max_request_dtos = dat.max_request_dtos();
     f.max_recv_dtos = dat.max_recv_dtos();
     f.ia_max_eps = dat.ia_max_eps();

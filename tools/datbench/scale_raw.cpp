@@ -46,32 +46,6 @@ std::uint64_t rss_kib() {
     return 0;
 }
 
-Sock raw_listen(std::uint16_t port, int backlog) {
-    Sock s(socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    int one = 1, zero = 0;
-    sockaddr_in6 a6{};
-    a6.sin6_family = AF_INET6;
-    a6.sin6_port = htons(port);
-    a6.sin6_addr = in6addr_any;
-    if (s) {
-        setsockopt(s.fd(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
-        setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(s.fd(), reinterpret_cast<sockaddr *>(&a6), sizeof a6) == 0 &&
-            listen(s.fd(), backlog) == 0)
-            return s;
-    }
-    s = Sock(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!s) return s;
-    setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a4{};
-    a4.sin_family = AF_INET;
-    a4.sin_port = htons(port);
-    if (bind(s.fd(), reinterpret_cast<sockaddr *>(&a4), sizeof a4) != 0 ||
-        listen(s.fd(), backlog) != 0)
-        return Sock();
-    return s;
-}
-
 bool raw_connect(const sockaddr_storage &server, std::uint16_t port, std::uint32_t n,
                  std::uint32_t window, std::vector<Sock> *out) {
     sockaddr_storage a = server;
@@ -122,17 +96,16 @@ bool raw_connect(const sockaddr_storage &server, std::uint16_t port, std::uint32
     return true;
 }
 
-bool raw_accept(const Sock &listener, std::uint32_t n, std::vector<Sock> *out) {
+bool raw_accept(const Listener &listener, std::uint32_t n, std::vector<Sock> *out) {
     out->reserve(out->size() + n);
     for (std::uint32_t i = 0; i < n; ++i) {
-        pollfd p{listener.fd(), POLLIN, 0};
-        if (poll(&p, 1, kStallMs) != 1) {
-            std::fprintf(stderr, "datscale: raw accept stalled after %u\n", i);
-            return false;
-        }
-        Sock s(accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
+        errno = 0;
+        Sock s = accept_one(listener, kStallMs);
         if (!s) {
-            std::perror("datscale: raw accept");
+            if (errno != 0)
+                std::perror("datscale: raw accept");
+            else
+                std::fprintf(stderr, "datscale: raw accept stalled after %u\n", i);
             return false;
         }
         reset_on_close(s);

@@ -40,37 +40,52 @@ bool resolve(const std::string &host, std::uint16_t port, sockaddr_storage *addr
     return true;
 }
 
-Sock listen_on(std::uint16_t port) {
-    Sock s(socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in6 a6{};
-    a6.sin6_family = AF_INET6;
-    a6.sin6_port = htons(port);
-    a6.sin6_addr = in6addr_any;
-    int one = 1, zero = 0;
-    if (s) {
-        // Dual stack: IPv4 clients arrive as mapped addresses.
-        setsockopt(s.fd(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
-        setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(s.fd(), reinterpret_cast<sockaddr *>(&a6), sizeof a6) == 0 &&
-            listen(s.fd(), 4) == 0)
-            return s;
-    }
-    // No IPv6: IPv4 only.
-    s = Sock(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+namespace {
+
+Sock listen_family(int family, std::uint16_t port, int backlog) {
+    Sock s(socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!s) return s;
+    int one = 1;
     setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a4{};
-    a4.sin_family = AF_INET;
-    a4.sin_port = htons(port);
-    if (bind(s.fd(), reinterpret_cast<sockaddr *>(&a4), sizeof a4) != 0 || listen(s.fd(), 4) != 0)
+    sockaddr_storage a{};
+    socklen_t len;
+    if (family == AF_INET6) {
+        // IPv6 clients only: IPv4 ones go to the AF_INET socket (see sock.hpp).
+        setsockopt(s.fd(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+        auto *a6 = reinterpret_cast<sockaddr_in6 *>(&a);
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons(port);
+        a6->sin6_addr = in6addr_any;
+        len = sizeof *a6;
+    } else {
+        auto *a4 = reinterpret_cast<sockaddr_in *>(&a);
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons(port);
+        len = sizeof *a4;
+    }
+    if (bind(s.fd(), reinterpret_cast<sockaddr *>(&a), len) != 0 || listen(s.fd(), backlog) != 0)
         return Sock();
     return s;
 }
 
-Sock accept_one(const Sock &listener, int timeout_ms) {
-    pollfd p{listener.fd(), POLLIN, 0};
-    if (poll(&p, 1, timeout_ms) != 1) return Sock();
-    return Sock(accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
+}  // namespace
+
+Listener listen_on(std::uint16_t port, int backlog) {
+    Listener l;
+    l.v4 = listen_family(AF_INET, port, backlog);
+    l.v6 = listen_family(AF_INET6, port, backlog);
+    return l;
+}
+
+Sock accept_one(const Listener &listener, int timeout_ms) {
+    pollfd p[2];
+    nfds_t n = 0;
+    for (const Sock *s : {&listener.v4, &listener.v6})
+        if (*s) p[n++] = pollfd{s->fd(), POLLIN, 0};
+    if (n == 0 || poll(p, n, timeout_ms) < 1) return Sock();
+    for (nfds_t i = 0; i < n; ++i)
+        if (p[i].revents & POLLIN) return Sock(accept4(p[i].fd, nullptr, nullptr, SOCK_CLOEXEC));
+    return Sock();
 }
 
 Sock connect_to(const sockaddr_storage &addr, int timeout_ms) {

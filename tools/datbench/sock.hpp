@@ -29,8 +29,18 @@ class Sock {
 
 // Resolves host (numeric or name) into *addr; port filled in.
 bool resolve(const std::string &host, std::uint16_t port, sockaddr_storage *addr);
-Sock listen_on(std::uint16_t port);  // any address, SO_REUSEADDR
-Sock accept_one(const Sock &listener, int timeout_ms);
+// A port listened on by one socket per address family: an IPv4 client's connection is an
+// AF_INET socket at both ends, as the tcp provider's are. (A dual-stack AF_INET6 listener
+// would hand the server a v4-mapped AF_INET6 socket instead, and on some kernels that
+// alone moves a loopback ping-pong by half a microsecond each way: docs/benchmarks.md,
+// "Like with like: the socket's address family".)
+struct Listener {
+    Sock v4, v6;  // v6 is IPV6_V6ONLY; either may be missing (no IPv6, or no IPv4)
+    explicit operator bool() const noexcept { return v4 || v6; }
+};
+Listener listen_on(std::uint16_t port, int backlog = 4);  // any address, SO_REUSEADDR
+// The next connection on either socket (nothing within timeout_ms: an empty Sock).
+Sock accept_one(const Listener &listener, int timeout_ms);
 // Connects, retrying refused attempts until timeout_ms (the peer may still be starting).
 Sock connect_to(const sockaddr_storage &addr, int timeout_ms);
 void set_nodelay(const Sock &s);

@@ -1,0 +1,91 @@
+// datbench's listener: an IPv4 client's connection is an AF_INET socket at both ends, as
+// the tcp provider's connections are (docs/benchmarks.md, "Like with like: the socket's
+// address family"); an IPv6 client is still served.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include <gtest/gtest.h>
+
+#include "sock.hpp"
+
+namespace datbench {
+namespace {
+
+int family_of(const Sock &s) {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    if (getsockname(s.fd(), reinterpret_cast<sockaddr *>(&a), &len) != 0) return -1;
+    return a.ss_family;
+}
+
+// A port no IPv4 socket uses now: the kernel's pick for an ephemeral bind.
+std::uint16_t free_port() {
+    Sock s(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (bind(s.fd(), reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 ||
+        getsockname(s.fd(), reinterpret_cast<sockaddr *>(&a), &len) != 0)
+        return 0;
+    return ntohs(a.sin_port);
+}
+
+TEST(Listener, AnIpv4ClientHasAnIpv4SocketAtBothEnds) {
+    const std::uint16_t port = free_port();
+    ASSERT_NE(port, 0);
+    Listener l = listen_on(port);
+    ASSERT_TRUE(l.v4) << "no IPv4 listener on port " << port;
+    sockaddr_storage to{};
+    ASSERT_TRUE(resolve("127.0.0.1", port, &to));
+    Sock client = connect_to(to, 2000);
+    ASSERT_TRUE(client);
+    Sock server = accept_one(l, 2000);
+    ASSERT_TRUE(server);
+    EXPECT_EQ(family_of(client), AF_INET);
+    // Not a v4-mapped AF_INET6 socket: that alone moves a loopback ping-pong on some
+    // kernels, and the provider's sockets for an IPv4 IA are AF_INET.
+    EXPECT_EQ(family_of(server), AF_INET);
+    char c = 'x', got = 0;
+    ASSERT_TRUE(send_all(client, &c, 1));
+    ASSERT_TRUE(recv_all(server, &got, 1));
+    EXPECT_EQ(got, 'x');
+}
+
+TEST(Listener, AnIpv6ClientIsServedToo) {
+    const std::uint16_t port = free_port();
+    ASSERT_NE(port, 0);
+    Listener l = listen_on(port);
+    if (!l.v6) GTEST_SKIP() << "no IPv6 on this host (the AF_INET6 listener could not bind)";
+    sockaddr_storage to{};
+    ASSERT_TRUE(resolve("::1", port, &to));
+    Sock client = connect_to(to, 2000);
+    if (!client) GTEST_SKIP() << "no ::1 to connect to on this host";
+    Sock server = accept_one(l, 2000);
+    ASSERT_TRUE(server);
+    EXPECT_EQ(family_of(server), AF_INET6);
+    char c = 'y', got = 0;
+    ASSERT_TRUE(send_all(client, &c, 1));
+    ASSERT_TRUE(recv_all(server, &got, 1));
+    EXPECT_EQ(got, 'y');
+}
+
+TEST(Listener, NobodyConnectingGivesNoSocketAfterTheTimeout) {
+    const std::uint16_t port = free_port();
+    ASSERT_NE(port, 0);
+    Listener l = listen_on(port);
+    ASSERT_TRUE(l);
+    const auto t0 = std::chrono::steady_clock::now();
+    Sock s = accept_one(l, 100);
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    EXPECT_FALSE(s);
+    EXPECT_GE(waited, std::chrono::milliseconds(90));
+    EXPECT_FALSE(accept_one(Listener(), 0));
+}
+
+}  // namespace
+}  // namespace datbench
