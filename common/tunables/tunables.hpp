@@ -262,6 +262,19 @@ inline constexpr Spec kTcpWireVersion{
     "the highest tcp wire version this side offers (1 speaks exactly as a version-1 peer, "
     "e.g. during a rolling upgrade; read when an IA opens)"};
 
+inline constexpr Spec kTcpIpv4Sockets{
+    "DAT_TCP_IPV4_SOCKETS",
+    Type::kChoice,
+    "tcp",
+    "inet",
+    0,
+    0,
+    0,
+    "the sockets of an IPv4 IA: inet (AF_INET, default) or mapped (AF_INET6 sockets with "
+    "IPv4-mapped addresses, the same IPv4 on the wire, faster on some kernels; inet where this "
+    "host has no IPv6 sockets); peers may differ (read when an IA opens)",
+    "inet,mapped"};
+
 inline constexpr Spec kTcpHandshakeMs{
     "DAT_TCP_HANDSHAKE_MS",
     Type::kInt,

@@ -175,7 +175,11 @@ DAT_RETURN TcpEp::connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOU
 }
 
 DAT_RETURN TcpEp::start_attempt() noexcept {
-    Fd fd(socket(dst_.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    // dst_ stays as the consumer gave it (dat_ep_query reports it); the socket may see it
+    // in its IPv4-mapped form (DAT_TCP_IPV4_SOCKETS=mapped, net.hpp).
+    const bool mapped = tr_->params().mapped;
+    const sockaddr_storage to = socket_address(dst_, mapped);
+    Fd fd = stream_socket(to);
     if (!fd) return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
     tune_socket(fd.get(), tr_->params().dead_peer);
     // Leave from the IA's own address when the families match, so the connection uses the
@@ -185,7 +189,9 @@ DAT_RETURN TcpEp::start_attempt() noexcept {
         sockaddr_storage src{};
         std::memcpy(&src, local, sockaddr_len(local));
         set_port(&src, 0);
-        if (bind(fd.get(), reinterpret_cast<sockaddr *>(&src), sockaddr_len(local)) != 0) {
+        src = socket_address(src, mapped);
+        if (bind(fd.get(), reinterpret_cast<sockaddr *>(&src),
+                 sockaddr_len(reinterpret_cast<const sockaddr *>(&src))) != 0) {
             // The IA's address is gone (interface down or renumbered): nothing to leave from.
             DAPL_TRC(trace::kInfo, "tcp", "EP %p cannot bind to the IA address: errno %d",
                      static_cast<void *>(ep), errno);
@@ -195,8 +201,8 @@ DAT_RETURN TcpEp::start_attempt() noexcept {
     fd_ = std::move(fd);
     forget_registration();
     phase_ = Phase::Connecting;
-    int rc = sys::connect(fd_.get(), reinterpret_cast<sockaddr *>(&dst_),
-                          sockaddr_len(reinterpret_cast<sockaddr *>(&dst_)));
+    int rc = sys::connect(fd_.get(), reinterpret_cast<const sockaddr *>(&to),
+                          sockaddr_len(reinterpret_cast<const sockaddr *>(&to)));
     if (rc != 0 && errno != EINPROGRESS) {
         int e = errno;
         if (e == ECONNREFUSED) {

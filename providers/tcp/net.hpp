@@ -63,9 +63,27 @@ struct IaParams {
     std::uint16_t port_base = 0;
     DeadPeerPolicy dead_peer;
     // Read once when the IA opens, like dead_peer: connections and listeners use these.
-    PeerLimits limits;  // limits per peer (DAT_TCP_HANDSHAKE_MS, ...)
-    WireTerms offer;    // the wire version and capabilities this side offers
+    PeerLimits limits;    // limits per peer (DAT_TCP_HANDSHAKE_MS, ...)
+    WireTerms offer;      // the wire version and capabilities this side offers
+    bool mapped = false;  // DAT_TCP_IPV4_SOCKETS=mapped, and this host has IPv6 sockets
 };
+
+// DAT_TCP_IPV4_SOCKETS=mapped: an IPv4 IA's sockets are AF_INET6 ones with IPv4-mapped
+// addresses (::ffff:a.b.c.d). The packets are IPv4 all the same, so either end may use
+// either kind; only the kernel's code path changes, and on loopback it measured faster on
+// some kernels (docs/benchmarks.md, "Like with like: the socket's address family").
+// Addresses the consumer sees stay AF_INET: a mapped one is turned back where it comes in
+// (unmap_v4). True if asked for, the IA's address is IPv4 and an AF_INET6 socket that
+// takes mapped addresses can be made here (otherwise a trace line says why not).
+bool mapped_sockets_from_env(const sockaddr_storage &ia_addr) noexcept;
+// `addr` as the socket that reaches it sees it: an AF_INET address in its IPv4-mapped
+// AF_INET6 form when `mapped`; anything else unchanged.
+sockaddr_storage socket_address(const sockaddr_storage &addr, bool mapped) noexcept;
+// An IPv4-mapped AF_INET6 address back to AF_INET; anything else is left alone.
+void unmap_v4(sockaddr_storage *addr) noexcept;
+// A non-blocking, close-on-exec stream socket of addr's family; for an IPv4-mapped address,
+// an AF_INET6 socket that takes mapped addresses. Not yet tuned (tune_socket).
+Fd stream_socket(const sockaddr_storage &addr) noexcept;
 
 // ia_params = "<netdev | IPv4 | IPv6 | hostname> [<port base>]". The port base is added to
 // every connection qualifier to get the TCP port (0: the qualifier is the port), so

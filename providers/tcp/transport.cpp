@@ -266,6 +266,7 @@ class Listener final : public Pollable {
                 return;  // EAGAIN
             }
             Fd fd(c);
+            unmap_v4(&peer);  // a mapped listener's peer, as the consumer knows it: AF_INET
             tune_socket(c, tr_->params().dead_peer);
             auto *pc = new (std::nothrow) PendingConn(tr_, routes, std::move(fd), peer);
             if (pc == nullptr) continue;
@@ -591,17 +592,17 @@ DAT_RETURN TcpTransport::sp_listen(util::Sp *sp) noexcept {
 // ports_mu_ held.
 DAT_RETURN TcpTransport::open_listener(util::Sp *sp, std::uint16_t port, bool direct) noexcept {
     const DAT_CONN_QUAL qual = sp->qual;
-    sockaddr_storage addr = params_.addr;
+    sockaddr_storage addr = socket_address(params_.addr, params_.mapped);
+    const socklen_t addr_len = sockaddr_len(reinterpret_cast<const sockaddr *>(&addr));
     set_port(&addr, port);
-    Fd fd(socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    Fd fd = stream_socket(addr);
     if (!fd) return util::err(DAT_INSUFFICIENT_RESOURCES);
     int one = 1;
     setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     // psp_create_any: a port above the port base, so the qualifier does not wrap (any_port.hpp).
-    int bind_err = port == 0 ? bind_any_port(fd.get(), addr, params_.addr_len, params_.port_base)
-                   : bind(fd.get(), reinterpret_cast<sockaddr *>(&addr), params_.addr_len) != 0
-                       ? errno
-                       : 0;
+    int bind_err = port == 0 ? bind_any_port(fd.get(), addr, addr_len, params_.port_base)
+                   : bind(fd.get(), reinterpret_cast<sockaddr *>(&addr), addr_len) != 0 ? errno
+                                                                                        : 0;
     if (bind_err != 0) {
         // A port owned by another process (or IA): for a qualifier beyond the port range,
         // another qualifier hashed to the same demultiplexing port there.
@@ -705,12 +706,13 @@ DAT_RETURN make_transport(util::ProviderInstance *inst, util::Ia *ia,
     params.dead_peer = dead_peer_policy_from_env();
     params.limits = peer_limits_from_env();
     params.offer = wire_offer_from_env();
+    params.mapped = mapped_sockets_from_env(params.addr);
     auto t = std::make_unique<TcpTransport>(ia, params);
     if (!t->ok()) return util::err(DAT_INSUFFICIENT_RESOURCES);
     char buf[80];
-    DAPL_TRC(trace::kNormal, "tcp", "%s: IA address %s, port base %u", inst->name.c_str(),
+    DAPL_TRC(trace::kNormal, "tcp", "%s: IA address %s, port base %u%s", inst->name.c_str(),
              addr_str(reinterpret_cast<const sockaddr *>(&params.addr), buf, sizeof buf),
-             params.port_base);
+             params.port_base, params.mapped ? ", IPv4-mapped AF_INET6 sockets" : "");
     *out = std::move(t);
     return DAT_SUCCESS;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 
 #include <gtest/gtest.h>
 
@@ -72,6 +73,35 @@ TEST(Listener, AnIpv6ClientIsServedToo) {
     ASSERT_TRUE(send_all(client, &c, 1));
     ASSERT_TRUE(recv_all(server, &got, 1));
     EXPECT_EQ(got, 'y');
+}
+
+// DAT_TCP_IPV4_SOCKETS=mapped puts the provider's IPv4 connections on IPv4-mapped AF_INET6
+// sockets; the raw baseline follows, at both ends.
+TEST(Listener, MappedAtBothEndsWhenTheProviderIsToldToMap) {
+    const std::uint16_t port = free_port();
+    ASSERT_NE(port, 0);
+    setenv("DAT_TCP_IPV4_SOCKETS", "mapped", 1);
+    Listener l = listen_on(port);
+    sockaddr_storage to{};
+    ASSERT_TRUE(resolve("127.0.0.1", port, &to));
+    Sock client = connect_to(to, 2000);
+    Sock server = accept_one(l, 2000);
+    unsetenv("DAT_TCP_IPV4_SOCKETS");
+    if (!l.v6) GTEST_SKIP() << "no IPv6 sockets on this host: the provider uses AF_INET then too";
+    EXPECT_FALSE(l.v4);
+    ASSERT_TRUE(client);
+    ASSERT_TRUE(server);
+    for (const Sock *s : {&client, &server}) {
+        sockaddr_storage a{};
+        socklen_t len = sizeof a;
+        ASSERT_EQ(getsockname(s->fd(), reinterpret_cast<sockaddr *>(&a), &len), 0);
+        ASSERT_EQ(a.ss_family, AF_INET6);
+        EXPECT_TRUE(IN6_IS_ADDR_V4MAPPED(&reinterpret_cast<const sockaddr_in6 *>(&a)->sin6_addr));
+    }
+    char c = 'z', got = 0;
+    ASSERT_TRUE(send_all(client, &c, 1));
+    ASSERT_TRUE(recv_all(server, &got, 1));
+    EXPECT_EQ(got, 'z');
 }
 
 TEST(Listener, NobodyConnectingGivesNoSocketAfterTheTimeout) {

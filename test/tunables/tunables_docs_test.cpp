@@ -77,7 +77,7 @@ TEST(TunablesDocs, ReadmeTableNamesEveryTunableAndNoOther) {
     const std::string table = section_table(doc, "## Environment variables");
     ASSERT_FALSE(table.empty());
     std::set<std::string> named;
-    const std::regex var("`((DAT|DAPL|OPENDAT)_[A-Z_]+)`");
+    const std::regex var("`((DAT|DAPL|OPENDAT)_[A-Z0-9_]+)`");
     for (std::sregex_iterator it(table.begin(), table.end(), var), end; it != end; ++it)
         named.insert((*it)[1]);
     std::set<std::string> declared;

@@ -239,9 +239,12 @@ int client(const Options &o) {
         std::fprintf(stderr, "datbench: run failed\n");
         return 1;
     }
-    print_tables(
-        stdout, results, describe(o, plan),
-        plan.wait ? "blocking send()/recv()" : "busy-polled (non-blocking send()/recv() retried)");
+    std::string baseline =
+        plan.wait ? "blocking send()/recv()" : "busy-polled (non-blocking send()/recv() retried)";
+    // The same kind of socket as the provider's (sock.hpp).
+    baseline += raw_sockets_mapped() ? ", IPv4-mapped AF_INET6 sockets as DAT_TCP_IPV4_SOCKETS"
+                                     : ", sockets of the address's own family";
+    print_tables(stdout, results, describe(o, plan), baseline.c_str());
     if (!o.csv.empty() && !write_csv(o.csv, results)) {
         std::perror(("datbench: " + o.csv).c_str());
         return 1;

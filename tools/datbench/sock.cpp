@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -42,7 +43,7 @@ bool resolve(const std::string &host, std::uint16_t port, sockaddr_storage *addr
 
 namespace {
 
-Sock listen_family(int family, std::uint16_t port, int backlog) {
+Sock listen_family(int family, std::uint16_t port, int backlog, bool v6only = true) {
     Sock s(socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!s) return s;
     int one = 1;
@@ -50,8 +51,9 @@ Sock listen_family(int family, std::uint16_t port, int backlog) {
     sockaddr_storage a{};
     socklen_t len;
     if (family == AF_INET6) {
-        // IPv6 clients only: IPv4 ones go to the AF_INET socket (see sock.hpp).
-        setsockopt(s.fd(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+        // IPv6 clients only, unless mapped: IPv4 ones go to the AF_INET socket (sock.hpp).
+        const int only = v6only ? 1 : 0;
+        setsockopt(s.fd(), IPPROTO_IPV6, IPV6_V6ONLY, &only, sizeof only);
         auto *a6 = reinterpret_cast<sockaddr_in6 *>(&a);
         a6->sin6_family = AF_INET6;
         a6->sin6_port = htons(port);
@@ -70,8 +72,17 @@ Sock listen_family(int family, std::uint16_t port, int backlog) {
 
 }  // namespace
 
+bool raw_sockets_mapped() {
+    const char *v = std::getenv("DAT_TCP_IPV4_SOCKETS");
+    return v != nullptr && std::strcmp(v, "mapped") == 0;
+}
+
 Listener listen_on(std::uint16_t port, int backlog) {
     Listener l;
+    if (raw_sockets_mapped()) {
+        l.v6 = listen_family(AF_INET6, port, backlog, false);
+        if (l.v6) return l;  // else no IPv6 here: the provider falls back to AF_INET too
+    }
     l.v4 = listen_family(AF_INET, port, backlog);
     l.v6 = listen_family(AF_INET6, port, backlog);
     return l;
@@ -90,11 +101,26 @@ Sock accept_one(const Listener &listener, int timeout_ms) {
 
 Sock connect_to(const sockaddr_storage &addr, int timeout_ms) {
     auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    socklen_t len = addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    sockaddr_storage to = addr;
+    if (addr.ss_family == AF_INET && raw_sockets_mapped()) {
+        const auto *a4 = reinterpret_cast<const sockaddr_in *>(&addr);
+        to = sockaddr_storage{};
+        auto *a6 = reinterpret_cast<sockaddr_in6 *>(&to);
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = a4->sin_port;
+        a6->sin6_addr.s6_addr[10] = 0xff;  // ::ffff:a.b.c.d
+        a6->sin6_addr.s6_addr[11] = 0xff;
+        std::memcpy(&a6->sin6_addr.s6_addr[12], &a4->sin_addr, 4);
+    }
+    socklen_t len = to.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
     for (;;) {
-        Sock s(socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        Sock s(socket(to.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
         if (!s) return s;
-        if (connect(s.fd(), reinterpret_cast<const sockaddr *>(&addr), len) == 0) return s;
+        if (to.ss_family == AF_INET6) {
+            int zero = 0;  // mapped addresses, whatever net.ipv6.bindv6only says
+            setsockopt(s.fd(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+        }
+        if (connect(s.fd(), reinterpret_cast<const sockaddr *>(&to), len) == 0) return s;
         if ((errno != ECONNREFUSED && errno != ETIMEDOUT) || std::chrono::steady_clock::now() > end)
             return Sock();
         std::this_thread::sleep_for(std::chrono::milliseconds(20));

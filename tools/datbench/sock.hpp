@@ -29,11 +29,15 @@ class Sock {
 
 // Resolves host (numeric or name) into *addr; port filled in.
 bool resolve(const std::string &host, std::uint16_t port, sockaddr_storage *addr);
-// A port listened on by one socket per address family: an IPv4 client's connection is an
-// AF_INET socket at both ends, as the tcp provider's are. (A dual-stack AF_INET6 listener
-// would hand the server a v4-mapped AF_INET6 socket instead, and on some kernels that
-// alone moves a loopback ping-pong by half a microsecond each way: docs/benchmarks.md,
-// "Like with like: the socket's address family".)
+// The raw baseline's sockets are of the kind the tcp provider's are: an IPv4 connection is
+// AF_INET at both ends, or, when DAT_TCP_IPV4_SOCKETS=mapped tells the provider to use
+// IPv4-mapped AF_INET6 sockets, that at both ends. On some kernels the kind alone moves a
+// loopback ping-pong by half a microsecond each way, per end (docs/benchmarks.md, "Like with
+// like: the socket's address family").
+bool raw_sockets_mapped();  // DAT_TCP_IPV4_SOCKETS=mapped
+
+// A port listened on by one socket per address family (an IPv4 client lands on the AF_INET
+// one), or, when raw_sockets_mapped(), by one dual-stack AF_INET6 socket.
 struct Listener {
     Sock v4, v6;  // v6 is IPV6_V6ONLY; either may be missing (no IPv6, or no IPv4)
     explicit operator bool() const noexcept { return v4 || v6; }
@@ -42,6 +46,7 @@ Listener listen_on(std::uint16_t port, int backlog = 4);  // any address, SO_REU
 // The next connection on either socket (nothing within timeout_ms: an empty Sock).
 Sock accept_one(const Listener &listener, int timeout_ms);
 // Connects, retrying refused attempts until timeout_ms (the peer may still be starting).
+// An IPv4 address is reached through an IPv4-mapped AF_INET6 socket when raw_sockets_mapped().
 Sock connect_to(const sockaddr_storage &addr, int timeout_ms);
 void set_nodelay(const Sock &s);
 
