@@ -179,7 +179,7 @@ DAT_RETURN TcpEp::start_attempt() noexcept {
     // in its IPv4-mapped form (DAT_TCP_IPV4_SOCKETS=mapped, net.hpp).
     const bool mapped = tr_->params().mapped;
     const sockaddr_storage to = socket_address(dst_, mapped);
-    Fd fd = stream_socket(to);
+    Fd fd = stream_socket(to, mapped);
     if (!fd) return util::err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
     tune_socket(fd.get(), tr_->params().dead_peer);
     // Leave from the IA's own address when the families match, so the connection uses the

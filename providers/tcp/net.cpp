@@ -72,10 +72,13 @@ bool mapped_sockets_from_env(const sockaddr_storage &ia_addr) noexcept {
     if (tunables::read_choice(tunables::kTcpIpv4Sockets) != 1) return false;  // "inet,mapped"
     if (ia_addr.ss_family != AF_INET) return false;                           // nothing to map
     if (!dual_stack_socket(SOCK_STREAM | SOCK_CLOEXEC)) {
-        DAPL_TRC(trace::kWarn, "tcp",
-                 "DAT_TCP_IPV4_SOCKETS=mapped: no IPv6 socket for mapped addresses here "
-                 "(errno %d); this IA uses AF_INET sockets",
-                 errno);
+        // Asked for and not given: said even at the default trace level (config_warning).
+        const int e = errno;
+        trace::dapl_domain().config_warning(
+            "tcp",
+            "DAT_TCP_IPV4_SOCKETS=mapped: no IPv6 socket for mapped addresses here (%s); "
+            "this IA uses AF_INET sockets",
+            std::strerror(e));
         return false;
     }
     return true;
@@ -105,9 +108,9 @@ void unmap_v4(sockaddr_storage *addr) noexcept {
     *addr = out;
 }
 
-Fd stream_socket(const sockaddr_storage &addr) noexcept {
+Fd stream_socket(const sockaddr_storage &addr, bool mapped) noexcept {
     constexpr int kType = SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC;
-    if (is_v4_mapped(addr)) return dual_stack_socket(kType);
+    if (mapped && is_v4_mapped(addr)) return dual_stack_socket(kType);
     return Fd(socket(addr.ss_family, kType, 0));
 }
 

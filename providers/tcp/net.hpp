@@ -74,16 +74,18 @@ struct IaParams {
 // some kernels (docs/benchmarks.md, "Like with like: the socket's address family").
 // Addresses the consumer sees stay AF_INET: a mapped one is turned back where it comes in
 // (unmap_v4). True if asked for, the IA's address is IPv4 and an AF_INET6 socket that
-// takes mapped addresses can be made here (otherwise a trace line says why not).
+// takes mapped addresses can be made here (otherwise a warning line, shown at every trace
+// level, says why not). An IPv6 IA is left exactly as it was.
 bool mapped_sockets_from_env(const sockaddr_storage &ia_addr) noexcept;
 // `addr` as the socket that reaches it sees it: an AF_INET address in its IPv4-mapped
 // AF_INET6 form when `mapped`; anything else unchanged.
 sockaddr_storage socket_address(const sockaddr_storage &addr, bool mapped) noexcept;
 // An IPv4-mapped AF_INET6 address back to AF_INET; anything else is left alone.
 void unmap_v4(sockaddr_storage *addr) noexcept;
-// A non-blocking, close-on-exec stream socket of addr's family; for an IPv4-mapped address,
-// an AF_INET6 socket that takes mapped addresses. Not yet tuned (tune_socket).
-Fd stream_socket(const sockaddr_storage &addr) noexcept;
+// A non-blocking, close-on-exec stream socket of addr's family; when `mapped`, for an
+// IPv4-mapped address, an AF_INET6 socket that takes mapped addresses (IPV6_V6ONLY off).
+// Not yet tuned (tune_socket).
+Fd stream_socket(const sockaddr_storage &addr, bool mapped) noexcept;
 
 // ia_params = "<netdev | IPv4 | IPv6 | hostname> [<port base>]". The port base is added to
 // every connection qualifier to get the TCP port (0: the qualifier is the port), so

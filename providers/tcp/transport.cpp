@@ -266,7 +266,9 @@ class Listener final : public Pollable {
                 return;  // EAGAIN
             }
             Fd fd(c);
-            unmap_v4(&peer);  // a mapped listener's peer, as the consumer knows it: AF_INET
+            // A mapped listener's peer, as the consumer knows it: AF_INET. (An IPv6 IA's
+            // dual-stack listener reports its IPv4 peers as mapped, as it always did.)
+            if (tr_->params().mapped) unmap_v4(&peer);
             tune_socket(c, tr_->params().dead_peer);
             auto *pc = new (std::nothrow) PendingConn(tr_, routes, std::move(fd), peer);
             if (pc == nullptr) continue;
@@ -595,7 +597,7 @@ DAT_RETURN TcpTransport::open_listener(util::Sp *sp, std::uint16_t port, bool di
     sockaddr_storage addr = socket_address(params_.addr, params_.mapped);
     const socklen_t addr_len = sockaddr_len(reinterpret_cast<const sockaddr *>(&addr));
     set_port(&addr, port);
-    Fd fd = stream_socket(addr);
+    Fd fd = stream_socket(addr, params_.mapped);
     if (!fd) return util::err(DAT_INSUFFICIENT_RESOURCES);
     int one = 1;
     setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);

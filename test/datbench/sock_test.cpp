@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 
@@ -23,20 +24,47 @@ int family_of(const Sock &s) {
     return a.ss_family;
 }
 
-// A port no IPv4 socket uses now: the kernel's pick for an ephemeral bind.
+// A port free for IPv4 and IPv6 now: the kernel's pick for an ephemeral IPv4 bind, checked
+// free for IPv6 too (a few tries; 0 if none).
 std::uint16_t free_port() {
-    Sock s(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (bind(s.fd(), reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 ||
-        getsockname(s.fd(), reinterpret_cast<sockaddr *>(&a), &len) != 0)
-        return 0;
-    return ntohs(a.sin_port);
+    for (int tries = 0; tries < 20; ++tries) {
+        Sock s(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        socklen_t len = sizeof a;
+        if (bind(s.fd(), reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 ||
+            getsockname(s.fd(), reinterpret_cast<sockaddr *>(&a), &len) != 0)
+            return 0;
+        Sock s6(socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        if (!s6) return ntohs(a.sin_port);  // no IPv6 here
+        int one = 1;
+        setsockopt(s6.fd(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+        sockaddr_in6 a6{};
+        a6.sin6_family = AF_INET6;
+        a6.sin6_port = a.sin_port;
+        if (bind(s6.fd(), reinterpret_cast<sockaddr *>(&a6), sizeof a6) == 0)
+            return ntohs(a.sin_port);
+    }
+    return 0;
 }
 
+// DAT_TCP_IPV4_SOCKETS for one test, whatever the environment had.
+class RawSocketsEnv {
+  public:
+    explicit RawSocketsEnv(const char *value) {
+        if (value)
+            setenv(kVar, value, 1);
+        else
+            unsetenv(kVar);
+    }
+    ~RawSocketsEnv() { unsetenv(kVar); }
+
+  private:
+    static constexpr const char *kVar = "DAT_TCP_IPV4_SOCKETS";
+};
+
 TEST(Listener, AnIpv4ClientHasAnIpv4SocketAtBothEnds) {
+    RawSocketsEnv env(nullptr);
     const std::uint16_t port = free_port();
     ASSERT_NE(port, 0);
     Listener l = listen_on(port);
@@ -58,6 +86,7 @@ TEST(Listener, AnIpv4ClientHasAnIpv4SocketAtBothEnds) {
 }
 
 TEST(Listener, AnIpv6ClientIsServedToo) {
+    RawSocketsEnv env(nullptr);
     const std::uint16_t port = free_port();
     ASSERT_NE(port, 0);
     Listener l = listen_on(port);
@@ -80,14 +109,15 @@ TEST(Listener, AnIpv6ClientIsServedToo) {
 TEST(Listener, MappedAtBothEndsWhenTheProviderIsToldToMap) {
     const std::uint16_t port = free_port();
     ASSERT_NE(port, 0);
-    setenv("DAT_TCP_IPV4_SOCKETS", "mapped", 1);
+    RawSocketsEnv env("mapped");
     Listener l = listen_on(port);
     sockaddr_storage to{};
     ASSERT_TRUE(resolve("127.0.0.1", port, &to));
     Sock client = connect_to(to, 2000);
     Sock server = accept_one(l, 2000);
-    unsetenv("DAT_TCP_IPV4_SOCKETS");
     if (!l.v6) GTEST_SKIP() << "no IPv6 sockets on this host: the provider uses AF_INET then too";
+    EXPECT_EQ(socket_kind(client), "IPv4-mapped AF_INET6");
+    EXPECT_EQ(socket_kind(server), "IPv4-mapped AF_INET6");
     EXPECT_FALSE(l.v4);
     ASSERT_TRUE(client);
     ASSERT_TRUE(server);
@@ -104,7 +134,25 @@ TEST(Listener, MappedAtBothEndsWhenTheProviderIsToldToMap) {
     EXPECT_EQ(got, 'z');
 }
 
+// A port another program holds for IPv4 is refused, not served on IPv6 alone (a client of
+// 127.0.0.1 would reach the other program while we wait for it).
+TEST(Listener, APortTakenForIpv4IsRefused) {
+    RawSocketsEnv env(nullptr);
+    const std::uint16_t port = free_port();
+    ASSERT_NE(port, 0);
+    Sock other(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    ASSERT_EQ(bind(other.fd(), reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+    ASSERT_EQ(listen(other.fd(), 1), 0);
+    EXPECT_FALSE(listen_on(port));
+    RawSocketsEnv mapped("mapped");
+    EXPECT_FALSE(listen_on(port));
+}
+
 TEST(Listener, NobodyConnectingGivesNoSocketAfterTheTimeout) {
+    RawSocketsEnv env(nullptr);
     const std::uint16_t port = free_port();
     ASSERT_NE(port, 0);
     Listener l = listen_on(port);
@@ -113,6 +161,7 @@ TEST(Listener, NobodyConnectingGivesNoSocketAfterTheTimeout) {
     Sock s = accept_one(l, 100);
     const auto waited = std::chrono::steady_clock::now() - t0;
     EXPECT_FALSE(s);
+    EXPECT_EQ(errno, 0) << "a timeout is not an error";
     EXPECT_GE(waited, std::chrono::milliseconds(90));
     EXPECT_FALSE(accept_one(Listener(), 0));
 }

@@ -241,9 +241,8 @@ int client(const Options &o) {
     }
     std::string baseline =
         plan.wait ? "blocking send()/recv()" : "busy-polled (non-blocking send()/recv() retried)";
-    // The same kind of socket as the provider's (sock.hpp).
-    baseline += raw_sockets_mapped() ? ", IPv4-mapped AF_INET6 sockets as DAT_TCP_IPV4_SOCKETS"
-                                     : ", sockets of the address's own family";
+    // The same kind of socket as the provider's (sock.hpp): what the connection really is.
+    baseline += ", " + socket_kind(data) + " sockets";
     print_tables(stdout, results, describe(o, plan), baseline.c_str());
     if (!o.csv.empty() && !write_csv(o.csv, results)) {
         std::perror(("datbench: " + o.csv).c_str());

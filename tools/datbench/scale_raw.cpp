@@ -48,23 +48,30 @@ std::uint64_t rss_kib() {
 
 bool raw_connect(const sockaddr_storage &server, std::uint16_t port, std::uint32_t n,
                  std::uint32_t window, std::vector<Sock> *out) {
-    sockaddr_storage a = server;
-    if (a.ss_family == AF_INET6)
-        reinterpret_cast<sockaddr_in6 *>(&a)->sin6_port = htons(port);
+    sockaddr_storage server_port = server;
+    if (server_port.ss_family == AF_INET6)
+        reinterpret_cast<sockaddr_in6 *>(&server_port)->sin6_port = htons(port);
     else
-        reinterpret_cast<sockaddr_in *>(&a)->sin_port = htons(port);
-    socklen_t len = a.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+        reinterpret_cast<sockaddr_in *>(&server_port)->sin_port = htons(port);
+    // The provider's kind of socket (DAT_TCP_IPV4_SOCKETS), as the server's listen_on.
+    const std::optional<RawTarget> t = raw_target(server_port);
+    if (!t) {
+        std::perror("datscale: raw socket");
+        return false;
+    }
+    const sockaddr_storage &a = t->addr;
+    const socklen_t len = addr_len(a);
     std::vector<pollfd> inflight;  // connecting; the sockets themselves are in *out
     out->reserve(out->size() + n);
     std::uint32_t started = 0, done = 0;
     while (done < n) {
         while (started < n && inflight.size() < window) {
-            Sock s(socket(a.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+            Sock s = raw_socket(*t, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC);
             if (!s) {
                 std::perror("datscale: raw socket");
                 return false;
             }
-            if (connect(s.fd(), reinterpret_cast<sockaddr *>(&a), len) != 0 &&
+            if (connect(s.fd(), reinterpret_cast<const sockaddr *>(&a), len) != 0 &&
                 errno != EINPROGRESS) {
                 std::perror("datscale: raw connect");
                 return false;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace datbench {
@@ -39,15 +40,32 @@ bool raw_sockets_mapped();  // DAT_TCP_IPV4_SOCKETS=mapped
 // A port listened on by one socket per address family (an IPv4 client lands on the AF_INET
 // one), or, when raw_sockets_mapped(), by one dual-stack AF_INET6 socket.
 struct Listener {
-    Sock v4, v6;  // v6 is IPV6_V6ONLY; either may be missing (no IPv6, or no IPv4)
+    // v4 and an IPV6_V6ONLY v6 (v6 missing where the host has no IPv6); or, mapped, v6 alone
+    // (dual-stack), or v4 alone where the host has no IPv6.
+    Sock v4, v6;
     explicit operator bool() const noexcept { return v4 || v6; }
 };
-Listener listen_on(std::uint16_t port, int backlog = 4);  // any address, SO_REUSEADDR
-// The next connection on either socket (nothing within timeout_ms: an empty Sock).
+// Any address, SO_REUSEADDR. Empty (errno set) if a socket it needs cannot listen: a port
+// another program holds for either family is refused, not half served.
+Listener listen_on(std::uint16_t port, int backlog = 4);
+// The next connection on either socket (nothing within timeout_ms: an empty Sock, errno 0;
+// a failure: an empty Sock, errno set).
 Sock accept_one(const Listener &listener, int timeout_ms);
-// Connects, retrying refused attempts until timeout_ms (the peer may still be starting).
-// An IPv4 address is reached through an IPv4-mapped AF_INET6 socket when raw_sockets_mapped().
+// Where a raw client connects to `addr`, and with what kind of socket: an IPv4 address in its
+// IPv4-mapped AF_INET6 form when raw_sockets_mapped() and the host has IPv6 sockets (else
+// AF_INET, as the provider falls back to). Nullopt: no socket can be made at all.
+struct RawTarget {
+    sockaddr_storage addr;
+    bool mapped;  // an AF_INET6 socket with IPV6_V6ONLY off
+};
+std::optional<RawTarget> raw_target(const sockaddr_storage &addr);
+Sock raw_socket(const RawTarget &t, int type);  // of t's family, set up for it
+socklen_t addr_len(const sockaddr_storage &a);
+// Connects, retrying refused attempts until timeout_ms (the peer may still be starting),
+// through raw_target(addr).
 Sock connect_to(const sockaddr_storage &addr, int timeout_ms);
+// What kind of socket `s` is: "AF_INET", "IPv4-mapped AF_INET6", "AF_INET6".
+std::string socket_kind(const Sock &s);
 void set_nodelay(const Sock &s);
 
 bool send_all(const Sock &s, const void *p, std::size_t n);
