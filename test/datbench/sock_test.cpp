@@ -48,6 +48,14 @@ std::uint16_t free_port() {
     return 0;
 }
 
+// One byte from `client` arrives at `server` unchanged: the connection carries data.
+void expect_byte_passes(const Sock &client, const Sock &server, char c) {
+    char got = 0;
+    ASSERT_TRUE(send_all(client, &c, 1));
+    ASSERT_TRUE(recv_all(server, &got, 1));
+    EXPECT_EQ(got, c);
+}
+
 // DAT_TCP_IPV4_SOCKETS for one test, whatever the environment had.
 class RawSocketsEnv {
   public:
@@ -79,10 +87,7 @@ TEST(Listener, AnIpv4ClientHasAnIpv4SocketAtBothEnds) {
     // Not a v4-mapped AF_INET6 socket: that alone moves a loopback ping-pong on some
     // kernels, and the provider's sockets for an IPv4 IA are AF_INET.
     EXPECT_EQ(family_of(server), AF_INET);
-    char c = 'x', got = 0;
-    ASSERT_TRUE(send_all(client, &c, 1));
-    ASSERT_TRUE(recv_all(server, &got, 1));
-    EXPECT_EQ(got, 'x');
+    expect_byte_passes(client, server, 'x');
 }
 
 TEST(Listener, AnIpv6ClientIsServedToo) {
@@ -98,10 +103,7 @@ TEST(Listener, AnIpv6ClientIsServedToo) {
     Sock server = accept_one(l, 2000);
     ASSERT_TRUE(server);
     EXPECT_EQ(family_of(server), AF_INET6);
-    char c = 'y', got = 0;
-    ASSERT_TRUE(send_all(client, &c, 1));
-    ASSERT_TRUE(recv_all(server, &got, 1));
-    EXPECT_EQ(got, 'y');
+    expect_byte_passes(client, server, 'y');
 }
 
 // DAT_TCP_IPV4_SOCKETS=mapped puts the provider's IPv4 connections on IPv4-mapped AF_INET6
@@ -128,10 +130,7 @@ TEST(Listener, MappedAtBothEndsWhenTheProviderIsToldToMap) {
         ASSERT_EQ(a.ss_family, AF_INET6);
         EXPECT_TRUE(IN6_IS_ADDR_V4MAPPED(&reinterpret_cast<const sockaddr_in6 *>(&a)->sin6_addr));
     }
-    char c = 'z', got = 0;
-    ASSERT_TRUE(send_all(client, &c, 1));
-    ASSERT_TRUE(recv_all(server, &got, 1));
-    EXPECT_EQ(got, 'z');
+    expect_byte_passes(client, server, 'z');
 }
 
 // A port another program holds for IPv4 is refused, not served on IPv6 alone (a client of
