@@ -141,14 +141,23 @@ class TcpEp final : public Pollable {
     // Appends a frame's bytes (header, then payload) to `out`.
     template <int N>
     void describe_frame(TxSrc src, std::uint64_t idx, IovCursor<N> *out, bool trace) noexcept;
+    void tx_frame_traced(const FrameHeader &h) const noexcept;  // trace level 10
     // Frames queued behind the one under way, gathered into the same sendmsg (ep_tx.cpp).
     struct TxBatch;
     void gather_batch(TxBatch *b) noexcept;
     // The counter of the frame under way in its ring.
     std::uint64_t tx_index() const noexcept { return tx_src_ == TxSrc::Ctrl ? ctrl_head_ : sq_tx_; }
     bool queue_ctrl(const FrameHeader &hdr, const void *data) noexcept;
-    bool defer_tx() noexcept;  // this post joins a burst: EPOLLOUT sends it (ep_tx.cpp)
+    bool defer_tx() noexcept;    // this post joins a burst: EPOLLOUT sends it (ep_tx.cpp)
+    bool send_alone() noexcept;  // the post's frame, alone and small, straight out (ep_tx.cpp)
     bool ctrl_full() const noexcept { return ctrl_tail_ - ctrl_head_ == ctrl_.size(); }
+    // Nothing to transmit: no frame under way or queued, no DISC due. A polled round
+    // that only received (every round of a ping-pong) then skips the transmit round and
+    // its frame selection (a request failed by its local checks still counts as queued).
+    bool tx_idle() const noexcept {
+        return tx_src_ == TxSrc::None && ctrl_head_ == ctrl_tail_ && sq_tx_ == sq_tail_ &&
+               !disc_due();
+    }
     void reap() noexcept;
     bool leave_to_waiter() noexcept;  // a round gives a waiting thread its turn (ep_cm.cpp)
     void half_close() noexcept;

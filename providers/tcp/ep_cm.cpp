@@ -74,7 +74,8 @@ bool TcpEp::leave_to_waiter() noexcept {
         rx_progress(&tx_budget);
         took = in_.took_bytes();
     }
-    if (fd_ && phase_ == Phase::Connected) tx_progress(&tx_budget);
+    // The transmit round also ends a connection whose peer's end was read (rx_.ended).
+    if (fd_ && phase_ == Phase::Connected && (!tx_idle() || rx_.ended)) tx_progress(&tx_budget);
     if (fd_) reap();
     update_poll();
     if (!fd_ || phase_ != Phase::Connected) return HotRound::Gone;

@@ -7,9 +7,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -29,8 +31,9 @@ namespace {
 
 // A raw peer connected to `s`'s listener and accepted on s.ep, announcing `terms`. Returns
 // the socket (the CONN_ACC already read), -1 on failure.
-int raw_peer(Node &s, DAT_CONN_QUAL qual, WireTerms terms = {}) {
-    int fd = attack::connect_tcp(own_address(), static_cast<std::uint16_t>(qual));
+// rcvbuf > 0: the peer's receive buffer, shrunk before it connects.
+int raw_peer(Node &s, DAT_CONN_QUAL qual, WireTerms terms = {}, int rcvbuf = 0) {
+    int fd = attack::connect_tcp(own_address(), static_cast<std::uint16_t>(qual), rcvbuf);
     if (fd < 0) return -1;
     if (!attack::send_conn_req(fd, terms) || s.accept_one() != DAT_SUCCESS ||
         !attack::expect_conn_acc(fd)) {
@@ -263,4 +266,96 @@ TEST(HostilePeer, AReceivePostedAfterThePeersEndIsFlushedAsItIsPosted) {
     EXPECT_TRUE(attack::wait_closed(fd, 20000));
     close(fd);
     ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+}
+
+// A peer that reads slowly, in pieces that end anywhere in a frame: the small sends of an
+// application that posts one at a time (each short enough to leave alone in one flat
+// send(), TcpEp::send_alone) meet a full socket, which takes a frame in part or not at
+// all, and the rest leaves from the transmit round (EPOLLOUT) or with the frames queued
+// behind it. Every message arrives whole and in order, and every send completes, in order.
+TEST(HostilePeer, SmallSendsToASlowReaderArriveWholeAndInOrder) {
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    constexpr std::size_t kLen = 472;  // with its 32-byte header, a 504-byte frame
+    constexpr std::uint32_t kMsgs = 12000;
+    Buffer src;  // one slot per message: a send's memory is the application's until it completes
+    ASSERT_EQ(s.reg(&src, kLen * kMsgs), DAT_SUCCESS);
+    for (std::size_t i = 0; i < src.mem.size(); ++i)
+        src.mem[i] = static_cast<unsigned char>(i / kLen * 7 + i % kLen);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    int fd = raw_peer(s, qual, {}, 4096);
+    ASSERT_GE(fd, 0);
+
+    std::atomic<std::uint32_t> whole{0};
+    std::string first_bad;
+    std::thread reader([&] {
+        std::vector<unsigned char> in;
+        unsigned char piece[777];
+        std::uint32_t n = 0;
+        while (n < kMsgs) {
+            std::this_thread::sleep_for(100us);
+            ssize_t r = recv(fd, piece, sizeof piece, 0);
+            if (r <= 0) {
+                first_bad = "the stream ended after " + std::to_string(n) + " messages";
+                return;
+            }
+            in.insert(in.end(), piece, piece + r);
+            std::size_t at = 0;
+            while (in.size() - at >= sizeof(FrameHeader) + kLen) {
+                FrameHeader h;
+                std::memcpy(&h, in.data() + at, sizeof h);
+                const unsigned char *p = in.data() + at + sizeof h;
+                if (h.magic != kWireMagic || h.op != kSend || h.length != kLen || h.seq != n ||
+                    std::memcmp(p, src.mem.data() + n * kLen, kLen) != 0) {
+                    first_bad = "message " + std::to_string(n) + " arrived damaged or out of order";
+                    return;
+                }
+                at += sizeof h + kLen;
+                whole.store(++n);
+            }
+            in.erase(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(at));
+        }
+    });
+    // A failed assertion returns early: the reader is stopped and joined, not abandoned.
+    struct Joiner {
+        std::thread &t;
+        int fd;
+        ~Joiner() {
+            if (!t.joinable()) return;
+            shutdown(fd, SHUT_RDWR);
+            t.join();
+        }
+    } joiner{reader, fd};
+
+    std::uint32_t completed = 0;
+    DAT_EVENT ev;
+    auto take = [&](DAT_TIMEOUT timeout) {
+        if (s.next(s.req_evd, &ev, timeout) != DAT_SUCCESS) return false;
+        EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+        EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64, completed);
+        ++completed;
+        return true;
+    };
+    for (std::uint32_t i = 0; i < kMsgs; ++i) {
+        DAT_LMR_TRIPLET t = src.iov(i * kLen, kLen);
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = i;
+        DAT_RETURN rc;
+        while (DAT_GET_TYPE(rc = dat_ep_post_send(s.ep, 1, &t, ck, DAT_COMPLETION_DEFAULT_FLAG)) ==
+               DAT_INSUFFICIENT_RESOURCES)  // the request ring is full
+            ASSERT_TRUE(take(kWait)) << "no send completed while the ring was full";
+        ASSERT_EQ(rc, DAT_SUCCESS);
+        while (dat_evd_dequeue(s.req_evd, &ev) == DAT_SUCCESS) {  // what completed meanwhile
+            EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+            EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64, completed);
+            ++completed;
+        }
+    }
+    while (completed < kMsgs) ASSERT_TRUE(take(kWait)) << completed << " of " << kMsgs << " sent";
+    reader.join();
+    EXPECT_EQ(first_bad, "");
+    EXPECT_EQ(whole.load(), kMsgs);
+    close(fd);
 }

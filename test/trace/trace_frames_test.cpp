@@ -76,7 +76,7 @@ TEST(TraceFrames, LevelTenTracesEveryFrameAndTheFilterKeepsOnlyThem) {
     const std::regex rx(
         R"(DAPL EVT \S+ pid=\d+ tid=\d+ tcp\.frame\(rx_dispatch:\d+\): EP 0x[0-9a-f]+ rx op \d+ flags 0x[0-9a-f]+ length \d+ seq \d+)");
     const std::regex tx(
-        R"(DAPL EVT \S+ pid=\d+ tid=\d+ tcp\.frame\(describe_frame:\d+\): EP 0x[0-9a-f]+ tx op \d+ flags 0x[0-9a-f]+ length \d+ seq \d+)");
+        R"(DAPL EVT \S+ pid=\d+ tid=\d+ tcp\.frame\(tx_frame_traced:\d+\): EP 0x[0-9a-f]+ tx op \d+ flags 0x[0-9a-f]+ length \d+ seq \d+)");
     std::istringstream lines(r.trace);
     std::string l;
     int rx_count = 0, tx_count = 0, other = 0;
