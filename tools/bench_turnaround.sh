@@ -6,7 +6,7 @@
 # rounds and the system calls themselves, raw and DAT alike. Prints, for every line, the
 # median over all rounds and both processes of the per-process medians, in nanoseconds
 # (each interval includes one clock read per boundary), and how often a DAT poller found a
-# message right after asking epoll.
+# ping-pong's message right after asking epoll.
 #
 #   tools/bench_turnaround.sh [-b BUILD_DIR] [-r ROUNDS] [-n ITERS] [-i IA] [-p PORT]
 #
@@ -61,4 +61,4 @@ grep ' median ' "$out" | sed 's/^turnaround   //' | awk -F' median +' '
 # Over all rounds and both processes: how often the poll round that found a DAT message
 # had asked epoll since its previous look at the socket.
 awk '$1 == "turnaround-epoll" { a += $2; n += $4 }
-     END { if (n > 0) printf "  DAT messages found right after an epoll_wait      %5.1f %%\n", 100 * a / n }' "$out"
+     END { if (n > 0) printf "  DAT ping-pong messages found after an epoll_wait  %5.1f %%\n", 100 * a / n }' "$out"

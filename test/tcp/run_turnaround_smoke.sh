@@ -23,6 +23,6 @@ for line in 'raw TCP: recv -> send' 'DAT send/recv: recv -> sendmsg' \
     'DAT: last empty recv -> the recv that brings data'; do
     grep -E -q "^ +$line +[0-9]+ ns\$" <<<"$out" || { echo "FAIL: no figure for '$line'"; fail=1; }
 done
-grep -E -q '^ +DAT messages found right after an epoll_wait +[0-9.]+ %$' <<<"$out" ||
+grep -E -q '^ +DAT ping-pong messages found after an epoll_wait +[0-9.]+ %$' <<<"$out" ||
     { echo "FAIL: no share of messages found after an epoll_wait"; fail=1; }
 exit $fail
