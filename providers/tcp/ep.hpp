@@ -141,7 +141,6 @@ class TcpEp final : public Pollable {
     // Appends a frame's bytes (header, then payload) to `out`.
     template <int N>
     void describe_frame(TxSrc src, std::uint64_t idx, IovCursor<N> *out, bool trace) noexcept;
-    void tx_frame_traced(const FrameHeader &h) const noexcept;  // trace level 10
     // Frames queued behind the one under way, gathered into the same sendmsg (ep_tx.cpp).
     struct TxBatch;
     void gather_batch(TxBatch *b) noexcept;

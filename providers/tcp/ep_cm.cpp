@@ -74,8 +74,9 @@ bool TcpEp::leave_to_waiter() noexcept {
         rx_progress(&tx_budget);
         took = in_.took_bytes();
     }
-    // The transmit round also ends a connection whose peer's end was read (rx_.ended).
-    if (fd_ && phase_ == Phase::Connected && (!tx_idle() || rx_.ended)) tx_progress(&tx_budget);
+    // Nothing to send: no transmit round (a connection whose peer's end was read is no
+    // longer Connected: rx_teardown, and on_events' rounds end it).
+    if (fd_ && phase_ == Phase::Connected && !tx_idle()) tx_progress(&tx_budget);
     if (fd_) reap();
     update_poll();
     if (!fd_ || phase_ != Phase::Connected) return HotRound::Gone;

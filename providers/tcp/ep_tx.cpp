@@ -51,6 +51,13 @@ RingSizes ring_sizes(const DAT_EP_ATTR &a, bool srq) noexcept {
         std::memcpy(to, from, sizeof(DAT_LMR_TRIPLET) * static_cast<std::size_t>(n));
 }
 
+// Every frame that leaves, at trace level 10 (kData): one line, one place (inline: the
+// level test is all a frame pays when tracing is off). `ep` is the TcpEp sending it.
+[[gnu::always_inline]] inline void tx_frame_traced(const void *ep, const FrameHeader &h) noexcept {
+    DAPL_TRC_FRAME("tcp.frame", "EP %p tx op %u flags 0x%x length %u seq %u", ep, h.op, h.flags,
+                   h.length, h.seq);
+}
+
 }  // namespace
 
 void TcpEp::init() {
@@ -109,13 +116,6 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     sq_head_ = sq_tail_ = sq_tx_ = 0;
     ctrl_head_ = ctrl_tail_ = 0;
     return DAT_SUCCESS;
-}
-
-// Every frame that leaves, at trace level 10 (kData): one line, one place (inline: the
-// level test is all a frame pays when tracing is off).
-[[gnu::always_inline]] inline void TcpEp::tx_frame_traced(const FrameHeader &h) const noexcept {
-    DAPL_TRC_FRAME("tcp.frame", "EP %p tx op %u flags 0x%x length %u seq %u",
-                   static_cast<const void *>(this), h.op, h.flags, h.length, h.seq);
 }
 
 [[gnu::hot]] DAT_RETURN TcpEp::post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
@@ -267,9 +267,8 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
 // A send the socket took only in part leaves the rest as the frame under way, which the
 // round (EPOLLOUT) finishes from the request's own memory.
 [[gnu::hot]] bool TcpEp::send_alone() noexcept {
-    if (tx_src_ != TxSrc::None || ctrl_head_ != ctrl_tail_ || sq_tail_ - sq_tx_ != 1 ||
-        close_after_ctrl_ || rx_.ended)
-        return false;
+    // Called by post_request on a Connected endpoint only: no NAK or DISC can be due.
+    if (tx_src_ != TxSrc::None || ctrl_head_ != ctrl_tail_ || sq_tail_ - sq_tx_ != 1) return false;
     const std::size_t slot = sq_slot(sq_tx_);
     RequestWr &w = sq_[slot];
     if ((w.flags & DAT_COMPLETION_BARRIER_FENCE_FLAG) && fence_holds_at(sq_tx_)) return false;
@@ -304,7 +303,7 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
         // fails the same way and ends the connection.
         return errno == EAGAIN || errno == EWOULDBLOCK;
     }
-    tx_frame_traced(w.hdr);
+    tx_frame_traced(this, w.hdr);
     tx_sent_ += static_cast<std::uint64_t>(sent);
     tx_src_ = TxSrc::Request;
     if (static_cast<std::size_t>(sent) == bytes) {
@@ -376,7 +375,7 @@ template <int N>
             const CtrlFrame &c = ctrl_[idx % ctrl_.size()];
             out->push(&c.hdr, sizeof c.hdr);
             out->push(c.data, c.hdr.length);
-            if (trace) tx_frame_traced(c.hdr);
+            if (trace) tx_frame_traced(this, c.hdr);
             break;
         }
         case TxSrc::Request: {
@@ -387,13 +386,13 @@ template <int N>
                 out->push(w.hdr_ext, sizeof w.hdr_ext);
             else if (w.hdr.op != kReadReq)
                 out->push_segments(&sq_iov_[slot * kMaxIov], w.niov);
-            if (trace) tx_frame_traced(w.hdr);
+            if (trace) tx_frame_traced(this, w.hdr);
             break;
         }
         case TxSrc::Disc:
             disc_hdr_ = frame(kDisc, 0);
             out->push(&disc_hdr_, sizeof disc_hdr_);
-            if (trace) tx_frame_traced(disc_hdr_);
+            if (trace) tx_frame_traced(this, disc_hdr_);
             break;
         case TxSrc::None:
             break;
