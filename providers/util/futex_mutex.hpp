@@ -15,13 +15,25 @@
 // inheritance, not fair (a running thread may take it before the one woken). No call
 // here is a cancellation point (util/sys_io.hpp says why that matters), and errno is left
 // as it was. Process-private (FUTEX_*_PRIVATE): never in memory shared between processes.
-// ThreadSanitizer sees the ordering through the atomics (acquire on lock, release on
-// unlock), so races are still found; what it no longer sees is a lock: its lock-order
-// (deadlock) reports and the "mutex held" notes in race reports leave these locks out.
+// ThreadSanitizer builds tell it about the lock (its mutex annotations, which compile to
+// nothing elsewhere): without them it saw only the atomics, so races were still found,
+// but its lock-order (potential deadlock) reports and the "mutex held" notes in race
+// reports left these locks out.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+
+#if defined(__SANITIZE_THREAD__)
+#define OPENDAT_TSAN_LOCKS 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define OPENDAT_TSAN_LOCKS 1
+#endif
+#endif
+#ifdef OPENDAT_TSAN_LOCKS
+#include <sanitizer/tsan_interface.h>
+#endif
 
 namespace opendat::util {
 
@@ -30,23 +42,63 @@ class FutexMutex {
     FutexMutex() = default;
     FutexMutex(const FutexMutex &) = delete;
     FutexMutex &operator=(const FutexMutex &) = delete;
+#ifdef OPENDAT_TSAN_LOCKS
+    ~FutexMutex() {
+        __tsan_mutex_destroy(this, 0);
+    }
+#endif
 
     void lock() noexcept {
-        if (!try_lock()) lock_slow();
+        tsan_pre_lock(0);
+        if (!acquire()) lock_slow();
+        tsan_post_lock(0);
     }
     bool try_lock() noexcept {
-        // A held lock is seen without a read-modify-write: pollers that miss it often
-        // (the engine's dispatch lock) do not pull its line away from the holder.
+        tsan_pre_lock(kTsanTry);
+        const bool ok = acquire();
+        tsan_post_lock(ok ? kTsanTry : kTsanTryFailed);
+        return ok;
+    }
+    void unlock() noexcept {
+        tsan_pre_unlock();
+        if (word_.exchange(kFree, std::memory_order_release) == kSleepers) wake_one();
+        tsan_post_unlock();
+    }
+
+  private:
+    // The uncontended lock. A held lock is seen without a read-modify-write: pollers that
+    // miss it often (the engine's dispatch lock) do not pull its line away from the holder.
+    bool acquire() noexcept {
         std::uint32_t free = kFree;
         return word_.load(std::memory_order_relaxed) == kFree &&
                word_.compare_exchange_strong(free, kHeld, std::memory_order_acquire,
                                              std::memory_order_relaxed);
     }
-    void unlock() noexcept {
-        if (word_.exchange(kFree, std::memory_order_release) == kSleepers) wake_one();
-    }
 
-  private:
+#ifdef OPENDAT_TSAN_LOCKS
+    static constexpr unsigned kTsanTry = __tsan_mutex_try_lock;
+    static constexpr unsigned kTsanTryFailed = __tsan_mutex_try_lock | __tsan_mutex_try_lock_failed;
+    void tsan_pre_lock(unsigned flags) noexcept {
+        __tsan_mutex_pre_lock(this, flags);
+    }
+    void tsan_post_lock(unsigned flags) noexcept {
+        __tsan_mutex_post_lock(this, flags, 0);
+    }
+    void tsan_pre_unlock() noexcept {
+        __tsan_mutex_pre_unlock(this, 0);
+    }
+    void tsan_post_unlock() noexcept {
+        __tsan_mutex_post_unlock(this, 0);
+    }
+#else
+    static constexpr unsigned kTsanTry = 0;
+    static constexpr unsigned kTsanTryFailed = 0;
+    static void tsan_pre_lock(unsigned) noexcept {}
+    static void tsan_post_lock(unsigned) noexcept {}
+    static void tsan_pre_unlock() noexcept {}
+    static void tsan_post_unlock() noexcept {}
+#endif
+
     static constexpr std::uint32_t kFree = 0;
     static constexpr std::uint32_t kHeld = 1;
     static constexpr std::uint32_t kSleepers = 2;  // held, and a thread may sleep on it
