@@ -10,7 +10,8 @@
 // so (waited_for()) and counts the times it got the lock after waiting (handovers()); the
 // transport's rounds leave the endpoint alone until one waiter had its turn (EpTurns).
 //
-// The uncontended lock() is one try_lock of a FutexMutex, inline: nothing on the hot path.
+// The uncontended lock() is one compare-exchange of a FutexMutex, inline: nothing on the
+// hot path.
 #pragma once
 
 #include <atomic>
@@ -24,11 +25,11 @@ namespace opendat::util {
 class EpMutex {
   public:
     void lock() noexcept {
-        if (mu_.try_lock()) return;
-        waiting_.fetch_add(1, std::memory_order_relaxed);
-        mu_.lock();
-        waiting_.fetch_sub(1, std::memory_order_relaxed);
-        handovers_.fetch_add(1, std::memory_order_relaxed);
+        mu_.lock_noting_wait([this] { waiting_.fetch_add(1, std::memory_order_relaxed); },
+                             [this] {
+                                 waiting_.fetch_sub(1, std::memory_order_relaxed);
+                                 handovers_.fetch_add(1, std::memory_order_relaxed);
+                             });
     }
     bool try_lock() noexcept { return mu_.try_lock(); }
     void unlock() noexcept { mu_.unlock(); }

@@ -53,6 +53,21 @@ class FutexMutex {
         if (!acquire()) lock_slow();
         tsan_post_lock(0);
     }
+    // lock(), calling before_wait() when the lock is held and this thread is about to
+    // wait for it, and after_wait() once it has the lock after waiting (EpMutex counts its
+    // waiters so). To ThreadSanitizer this is one blocking lock, whose order it checks;
+    // a try_lock() first, then lock(), would be taken for a try-lock when it succeeds,
+    // and a try-lock is left out of the lock-order checks.
+    template <class Before, class After>
+    void lock_noting_wait(Before before_wait, After after_wait) noexcept {
+        tsan_pre_lock(0);
+        if (!acquire()) {
+            tsan_divert([&] { before_wait(); });
+            if (!acquire()) lock_slow();
+            tsan_divert([&] { after_wait(); });
+        }
+        tsan_post_lock(0);
+    }
     bool try_lock() noexcept {
         tsan_pre_lock(kTsanTry);
         const bool ok = acquire();
@@ -90,6 +105,13 @@ class FutexMutex {
     void tsan_post_unlock() noexcept {
         __tsan_mutex_post_unlock(this, 0);
     }
+    // Code of the caller's run inside a lock's annotated window (the API's "divert").
+    template <class F>
+    void tsan_divert(F f) noexcept {
+        __tsan_mutex_pre_divert(this, 0);
+        f();
+        __tsan_mutex_post_divert(this, 0);
+    }
 #else
     static constexpr unsigned kTsanTry = 0;
     static constexpr unsigned kTsanTryFailed = 0;
@@ -97,6 +119,10 @@ class FutexMutex {
     static void tsan_post_lock(unsigned) noexcept {}
     static void tsan_pre_unlock() noexcept {}
     static void tsan_post_unlock() noexcept {}
+    template <class F>
+    static void tsan_divert(F f) noexcept {
+        f();
+    }
 #endif
 
     static constexpr std::uint32_t kFree = 0;

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tsan_build.hpp"
 #include "util/futex_mutex.hpp"
 
 using opendat::util::FutexMutex;
@@ -120,7 +121,7 @@ TEST(FutexMutex, ASignalDoesNotGiveTheLockAndErrnoIsLeftAsItWas) {
 // deadlock, which it reports; without the annotations it saw only atomics, and said
 // nothing. Only in ThreadSanitizer builds (the tsan preset): elsewhere the annotations
 // are empty and there is nothing to check.
-#ifdef OPENDAT_TSAN_LOCKS
+#ifdef OPENDAT_TEST_TSAN_BUILD
 void take_two_locks_in_both_orders() {
     FutexMutex first;
     FutexMutex second;
