@@ -282,17 +282,7 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     if (payload && w.total != 0) {
         util::AccessHold hold(ep->ia->mem);
         if (!source_alive(hold, TxSrc::Request, sq_tx_)) return false;  // the round fails it
-        unsigned char *at = flat + sizeof w.hdr;
-        const DAT_LMR_TRIPLET *seg = &sq_iov_[slot * kMaxIov];
-        for (std::uint32_t i = 0; i < w.niov; ++i) {
-            const auto len = static_cast<std::size_t>(seg[i].segment_length);
-            if (len == 0) continue;
-            std::memcpy(
-                at,
-                reinterpret_cast<const void *>(static_cast<std::uintptr_t>(seg[i].virtual_address)),
-                len);
-            at += len;
-        }
+        copy_segments(&sq_iov_[slot * kMaxIov], w.niov, flat + sizeof w.hdr);
     }
     ssize_t sent;
     do {

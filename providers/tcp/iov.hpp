@@ -17,6 +17,24 @@ namespace opendat::tcp {
 // Segments per posted request or receive (the provider's max_iov).
 constexpr int kMaxIov = 16;
 
+// Where a DAT segment's bytes are: the process's own memory, at its virtual address.
+inline void *segment_base(const DAT_LMR_TRIPLET &seg) noexcept {
+    return reinterpret_cast<void *>(static_cast<std::uintptr_t>(seg.virtual_address));
+}
+
+// The bytes of a DAT segment list, in order, copied to `to` (room for all of them); the
+// end of the copy. A small frame's flat copy (TcpEp::send_alone).
+inline unsigned char *copy_segments(const DAT_LMR_TRIPLET *seg, std::uint32_t n,
+                                    unsigned char *to) noexcept {
+    for (std::uint32_t i = 0; i < n; ++i) {
+        const auto len = static_cast<std::size_t>(seg[i].segment_length);
+        if (len == 0) continue;
+        std::memcpy(to, segment_base(seg[i]), len);
+        to += len;
+    }
+    return to;
+}
+
 template <int N>
 class IovCursor {
   public:
@@ -40,8 +58,7 @@ class IovCursor {
                        std::uint64_t limit = ~std::uint64_t{0}) noexcept {
         for (std::uint32_t i = 0; i < n && limit > 0; ++i) {
             std::uint64_t take = seg[i].segment_length < limit ? seg[i].segment_length : limit;
-            push(reinterpret_cast<void *>(static_cast<std::uintptr_t>(seg[i].virtual_address)),
-                 static_cast<std::size_t>(take));
+            push(segment_base(seg[i]), static_cast<std::size_t>(take));
             limit -= take;
         }
     }

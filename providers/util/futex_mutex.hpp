@@ -49,9 +49,7 @@ class FutexMutex {
 #endif
 
     void lock() noexcept {
-        tsan_pre_lock(0);
-        if (!acquire()) lock_slow();
-        tsan_post_lock(0);
+        lock_noting_wait([] {}, [] {});
     }
     // lock(), calling before_wait() when the lock is held and this thread is about to
     // wait for it, and after_wait() once it has the lock after waiting (EpMutex counts its
