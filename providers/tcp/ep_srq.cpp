@@ -27,8 +27,8 @@ bool TcpEp::take_srq_recv() noexcept {
     return true;
 }
 
-void TcpEp::srq_recvs_done(std::uint64_t n) noexcept {
-    if (ep->srq != nullptr && n > 0) util::srq_completed(ep->srq, static_cast<DAT_COUNT>(n));
+void TcpEp::srq_completed(std::uint64_t n) noexcept {
+    util::srq_completed(ep->srq, static_cast<DAT_COUNT>(n));
 }
 
 void TcpEp::srq_ready() noexcept {
