@@ -1,0 +1,353 @@
+#!/usr/bin/env python3
+"""What a polled ping-pong's user-space code touches between two system calls.
+
+Reads the logs of `valgrind --tool=lackey --trace-mem=yes --trace-syscalls=yes` (one per
+process, the parent's first: the forked peer inherits its mappings) and measures, in each
+process's main thread, two kinds of interval:
+
+  turnaround   from a recv() that brought data to the send() of the answer on the same socket
+  empty round  from a recv() that found nothing (EAGAIN) to the next recv() on that socket
+
+and for each: instructions run, distinct 64-byte lines and 4 KiB pages of code and of data.
+On a machine whose system calls cool the caches and TLBs (page-table isolation without
+PCID, docs/benchmarks.md), these counts, not the instructions alone, set what the DAT side
+pays above raw TCP; unlike a clock they do not depend on the machine's mood.
+
+An interval is "DAT" when it ran code of the tcp provider, else "raw TCP"; a DAT turnaround
+is "send/recv" or "RDMA write" by the libdat2 post it ran. Intervals during which another
+thread made a system call are left out (valgrind runs one thread at a time).
+
+With --hot OBJECT... (the object files of the provider and libdat2), also lists the
+functions of those libraries that the DAT intervals ran but the compiler did not put in
+.text.hot ([[gnu::hot]], the hot block), and exits 1 when there is one (--check).
+"""
+
+import argparse
+import bisect
+import collections
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+SYSCALL = re.compile(rb'SYSCALL\[(\d+),(\d+)\]\((\d+)\) (.*)')
+CALL = re.compile(rb'sys_(\w+) ?\( ?(\d+)?')
+RESULT = re.compile(rb'--> (?:\[[a-z-]+\] )?(Success|Failure)\((0x[0-9a-f]+)\)')
+OPENAT = re.compile(rb'sys_openat \( \d+, 0x[0-9a-f]+\(([^)]*)\)')
+MMAP = re.compile(rb'sys_mmap \( 0x[0-9a-f]+, (\d+), \d+, \d+, (\d+), (\d+) \)')
+RECV = {b'recvfrom', b'recvmsg', b'read'}
+SEND = {b'sendto', b'sendmsg', b'write', b'writev'}
+EAGAIN = 0xb
+PROVIDER = 'libopendat-tcp.so'
+LIBDAT = 'libdat2.so.2'
+
+
+class Mappings:
+    """File mappings seen in the logs: address -> (library, offset in the file)."""
+
+    def __init__(self):
+        self.fd_path = {}
+        self.ranges = []  # (start, end, name, file offset), in mapping order
+
+    def opened(self, path, fd):
+        self.fd_path[fd] = path
+
+    def mapped(self, addr, length, fd, offset):
+        path = self.fd_path.get(fd)
+        if path is not None:
+            self.ranges.append((addr, addr + length, path, offset))
+
+    def find(self, addr):
+        for start, end, path, offset in reversed(self.ranges):
+            if start <= addr < end:
+                return path, addr - start + offset
+        return None, None
+
+    def name(self, addr, code=False):
+        path, _ = self.find(addr)
+        if path is not None:
+            return os.path.basename(path)
+        if code:  # valgrind maps the program itself without a system call in the log
+            return 'the program'
+        return 'stack' if addr >= 0x1ff0000000 else 'heap and anonymous'
+
+
+class Symbols:
+    """Function symbols of the libraries, by file offset (their code is mapped at vaddr ==
+    file offset, as the linker lays out a shared library's text)."""
+
+    def __init__(self):
+        self.tables = {}
+
+    def table(self, path):
+        if path not in self.tables:
+            rows = []
+            try:
+                out = subprocess.run(['nm', '-C', '--defined-only', '-S', '-t', 'd', path],
+                                     capture_output=True, text=True, check=False).stdout
+            except OSError:
+                out = ''
+            for line in out.splitlines():
+                f = line.split(None, 3)
+                if len(f) == 4 and f[2] in 'tTwWi':
+                    rows.append((int(f[0]), int(f[1]), f[3]))
+            rows.sort()
+            self.tables[path] = rows
+        return self.tables[path]
+
+    def function(self, path, offset):
+        rows = self.table(path)
+        i = bisect.bisect_right(rows, (offset, 1 << 62, '')) - 1
+        if i >= 0 and rows[i][0] <= offset < rows[i][0] + max(rows[i][1], 1):
+            return rows[i][2]
+        return None
+
+
+class Interval:
+    __slots__ = ('kind', 'fd', 'code', 'data', 'instructions', 'other_thread')
+
+    def __init__(self, kind, fd):
+        self.kind, self.fd = kind, fd
+        self.code = collections.Counter()  # instruction address -> times run
+        self.data = set()                  # data addresses (line granularity)
+        self.instructions = 0
+        self.other_thread = False
+
+
+def read_log(path, maps, done):
+    """Collects the main thread's closed intervals of one process's log into `done`: those
+    on a socket that turned a message around at least once (a ping-pong's; not, say, the
+    empty receives the provider times on a socket pair when an IA opens)."""
+    found = []
+    closed = collections.Counter()  # fd -> closes so far: a number reused is another socket
+    pending = {}   # tid -> the call line of a system call under way ([async])
+    open_iv = None
+    main_tid = None
+    with open(path, 'rb') as f:
+        for line in f:
+            c = line[:1]
+            if c == b'I':
+                if open_iv is not None:
+                    a = int(line[3:line.index(b',')], 16)
+                    open_iv.code[a] += 1
+                    open_iv.instructions += 1
+                continue
+            if c == b' ':
+                if open_iv is not None and line[1:2] in b'LSM':
+                    open_iv.data.add(int(line[3:line.index(b',')], 16) >> 6)
+                continue
+            at = line.find(b'SYSCALL[')
+            if at < 0:
+                continue
+            m = SYSCALL.match(line, at)
+            if m is None:
+                continue
+            tid, rest = m.group(2), m.group(4)
+            if main_tid is None:
+                main_tid = tid
+            if rest.startswith(b'...'):       # the end of a call that went [async]
+                call, result = pending.pop(tid, b''), rest
+            else:
+                call, result = rest, rest
+                if tid == main_tid:           # the main thread enters a call: close
+                    open_iv = close(open_iv, call, found)
+                elif open_iv is not None:
+                    open_iv.other_thread = True
+                if b'--> [async] ...' in rest:
+                    pending[tid] = rest
+                    continue
+            r = RESULT.search(result)
+            if r is None:
+                continue
+            ok, value = r.group(1) == b'Success', int(r.group(2), 16)
+            o = OPENAT.search(call)
+            if o and ok:
+                maps.opened(o.group(1).decode('latin1'), value)
+            mm = MMAP.search(call)
+            if mm and ok:
+                maps.mapped(value, int(mm.group(1)), int(mm.group(2)), int(mm.group(3)))
+            cm = CALL.match(call)
+            if cm and cm.group(1) == b'close' and cm.group(2) is not None:
+                closed[cm.group(2)] += 1
+            if tid != main_tid:
+                continue
+            if cm and cm.group(1) in RECV and cm.group(2) is not None:
+                sock = (cm.group(2), closed[cm.group(2)])
+                if ok and value > 0:
+                    open_iv = Interval('turnaround', sock)
+                elif not ok and value == EAGAIN:
+                    open_iv = Interval('empty round', sock)
+                else:
+                    open_iv = None
+            else:
+                open_iv = None
+    pingpong = {iv.fd for iv in found if iv.kind == 'turnaround'}
+    done.extend(iv for iv in found if iv.fd in pingpong)
+
+
+def close(iv, call, done):
+    if iv is None:
+        return None
+    cm = CALL.match(call)
+    if cm is not None and cm.group(2) == iv.fd[0] and not iv.other_thread:
+        verb = cm.group(1)
+        if (iv.kind == 'turnaround' and verb in SEND) or (iv.kind == 'empty round' and verb in RECV):
+            done.append(iv)
+    return None
+
+
+def classify(iv, maps, syms, cache):
+    """'raw TCP' / 'DAT send/recv' / 'DAT RDMA write' / 'DAT other'."""
+    dat, posts = False, set()
+    for a in iv.code:
+        key = a >> 4
+        if key not in cache:
+            path, off = maps.find(a)
+            name = os.path.basename(path) if path else None
+            fn = syms.function(path, off) if name == LIBDAT else None
+            cache[key] = (name, fn)
+        name, fn = cache[key]
+        if name == PROVIDER:
+            dat = True
+        elif fn is not None:
+            posts.add(fn)
+    if not dat:
+        return 'raw TCP ' + iv.kind
+    if iv.kind != 'turnaround':
+        return 'DAT ' + iv.kind
+    if 'dat_ep_post_rdma_write' in posts:
+        return 'DAT RDMA write turnaround'
+    if 'dat_ep_post_send' in posts:
+        return 'DAT send/recv turnaround'
+    return 'DAT other turnaround'
+
+
+def hot_functions(objects):
+    """Demangled names of the functions the compiler put in .text.hot."""
+    hot = set()
+    for o in objects:
+        out = subprocess.run(['objdump', '-t', '-C', o], capture_output=True, text=True,
+                             check=False).stdout
+        for line in out.splitlines():
+            f = line.split()
+            if 'F' not in f:
+                continue
+            i = f.index('F')
+            if i + 1 >= len(f) or not f[i + 1].startswith('.text.hot'):
+                continue
+            j = i + 3
+            if j < len(f) and f[j] in ('.hidden', '.protected', '.internal'):
+                j += 1
+            hot.add(' '.join(f[j:]))
+    return hot
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('logs', nargs='+', help='lackey logs, the parent process first')
+    ap.add_argument('--hot', nargs='*', default=None, metavar='OBJECT',
+                    help='object files whose .text.hot functions form the hot block')
+    ap.add_argument('--check', action='store_true',
+                    help='exit 1 when a DAT interval ran a provider or libdat2 function '
+                         'outside the hot block (needs --hot)')
+    ap.add_argument('--functions', type=int, default=0, metavar='N',
+                    help='also list the N functions that run the most instructions per '
+                         'DAT send/recv turnaround')
+    args = ap.parse_args()
+
+    maps, syms = Mappings(), Symbols()
+    intervals = []
+    for log in args.logs:
+        read_log(log, maps, intervals)
+
+    cache = {}
+    groups = collections.defaultdict(list)
+    for iv in intervals:
+        groups[classify(iv, maps, syms, cache)].append(iv)
+
+    order = ['raw TCP turnaround', 'DAT send/recv turnaround', 'DAT RDMA write turnaround',
+             'DAT other turnaround', 'raw TCP empty round', 'DAT empty round']
+    print('Between two system calls of a polled ping-pong, per interval (medians over both '
+          'processes):')
+    print('| interval                   | count | instructions | code lines | data lines | '
+          'code pages | data pages |')
+    print('|----------------------------|-------|--------------|------------|------------|'
+          '------------|------------|')
+    for g in order:
+        ivs = groups.get(g)
+        if not ivs:
+            continue
+        med = lambda f: statistics.median(f(iv) for iv in ivs)
+        print('| %-26s | %5d | %12d | %10d | %10d | %10d | %10d |' % (
+            g, len(ivs), med(lambda iv: iv.instructions),
+            med(lambda iv: len({a >> 6 for a in iv.code})), med(lambda iv: len(iv.data)),
+            med(lambda iv: len({a >> 12 for a in iv.code})),
+            med(lambda iv: len({d >> 6 for d in iv.data}))))
+
+    print('\nPages by where they are (mean per interval; c = code, d = data):')
+    for g in order:
+        ivs = groups.get(g)
+        if not ivs:
+            continue
+        where = collections.Counter()
+        for iv in ivs:
+            for p in {a >> 12 for a in iv.code}:
+                where[maps.name(p << 12, True) + ' c'] += 1
+            for p in {d >> 6 for d in iv.data}:
+                where[maps.name(p << 12) + ' d'] += 1
+        print('  %-26s ' % g + ', '.join('%s %.1f' % (k, v / len(ivs))
+                                          for k, v in where.most_common()))
+
+    fn_of = {}
+
+    def function(a):
+        if a not in fn_of:
+            path, off = maps.find(a)
+            name = os.path.basename(path) if path else None
+            fn = syms.function(path, off) if name in (PROVIDER, LIBDAT) else None
+            fn_of[a] = (name, fn)
+        return fn_of[a]
+
+    if args.functions:
+        ivs = groups.get('DAT send/recv turnaround', [])
+        per = collections.Counter()
+        for iv in ivs:
+            for a, n in iv.code.items():
+                name, fn = function(a)
+                per['%s: %s' % (name or maps.name(a, True), fn or '(no symbol: PLT or other)')] += n
+        print('\nInstructions per DAT send/recv turnaround, by function:')
+        for k, v in per.most_common(args.functions):
+            print('  %7.1f  %s' % (v / max(len(ivs), 1), k))
+
+    status = 0
+    if args.hot is not None:
+        hot = hot_functions(args.hot)
+        cold = collections.Counter()
+        dat_groups = ['DAT send/recv turnaround', 'DAT RDMA write turnaround', 'DAT empty round']
+        for g in dat_groups:
+            for iv in groups.get(g, []):
+                for a in iv.code:
+                    name, fn = function(a)
+                    if name in (PROVIDER, LIBDAT) and fn is not None and fn not in hot:
+                        cold['%s: %s' % (name, fn)] += 1
+        if not hot:
+            print('\nno .text.hot function in the objects given')
+            status = 1
+        elif cold:
+            print('\nRun in the ping-pongs\' DAT intervals but outside the hot block (not [[gnu::hot]]):')
+            for k, v in cold.most_common():
+                print('  %s' % k)
+            status = 1 if args.check else 0
+        else:
+            print('\nEvery provider and libdat2 function the DAT intervals ran is in the hot '
+                  'block.')
+    if args.check and (not groups.get('DAT send/recv turnaround') or
+                       not groups.get('DAT empty round')):
+        print('no DAT send/recv turnaround or empty round found in the logs')
+        status = 1
+    return status
+
+
+if __name__ == '__main__':
+    sys.exit(main())
