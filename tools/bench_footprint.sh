@@ -39,9 +39,8 @@ logs=${keep:-$(mktemp -d)}
 mkdir -p "$logs"
 [[ -n $keep ]] || trap 'rm -rf "$logs"' EXIT
 rm -f "$logs"/lackey.*
-# One log per process (%p); the forked peer's pid is the larger, so a numeric sort puts
-# the parent first, as footprint.py wants it.
-if ! DAT_OVERRIDE=$conf timeout 900 valgrind --tool=lackey --trace-mem=yes --trace-syscalls=yes \
+# One log per process (%p).
+if ! DAT_OVERRIDE=$conf timeout 500 valgrind --tool=lackey --trace-mem=yes --trace-syscalls=yes \
     --trace-children=yes --log-file="$logs/lackey.%p" "$datbench" -q -i "$ia" -p "$port" \
     -n "$iters" --warmup 20 --lat-max 8 --bw-min 4096 --bw-max 4096 -b 16384 -r 1 \
     --rate-msgs 64 >"$logs/datbench.out" 2>&1; then
@@ -49,6 +48,7 @@ if ! DAT_OVERRIDE=$conf timeout 900 valgrind --tool=lackey --trace-mem=yes --tra
     cat "$logs/datbench.out" >&2
     exit 1
 fi
-mapfile -t files < <(ls "$logs"/lackey.* | sort -t. -k2 -n)
+# The parent first: a forked child's pid is larger (barring a wrap of the pid counter).
+mapfile -t files < <(for f in "$logs"/lackey.*; do echo "${f##*.} $f"; done | sort -n | cut -d' ' -f2-)
 echo "datbench under valgrind's lackey, polled, $iters 8-byte round trips per ping-pong, IA $ia"
 python3 "$here/footprint.py" "${files[@]}" "$@"

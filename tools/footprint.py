@@ -5,8 +5,10 @@ Reads the logs of `valgrind --tool=lackey --trace-mem=yes --trace-syscalls=yes` 
 process, the parent's first: the forked peer inherits its mappings) and measures, in each
 process's main thread, two kinds of interval:
 
-  turnaround   from a recv() that brought data to the send() of the answer on the same socket
-  empty round  from a recv() that found nothing (EAGAIN) to the next recv() on that socket
+  turnaround   from a recv() that brought a small message (--max-bytes) on an IP socket to
+               the send() of the answer on the same socket
+  empty round  from a recv() that found nothing (EAGAIN) to the next recv() on a socket
+               that had turnarounds
 
 and for each: instructions run, distinct 64-byte lines and 4 KiB pages of code and of data.
 On a machine whose system calls cool the caches and TLBs (page-table isolation without
@@ -14,12 +16,16 @@ PCID, docs/benchmarks.md), these counts, not the instructions alone, set what th
 pays above raw TCP; unlike a clock they do not depend on the machine's mood.
 
 An interval is "DAT" when it ran code of the tcp provider, else "raw TCP"; a DAT turnaround
-is "send/recv" or "RDMA write" by the libdat2 post it ran. Intervals during which another
-thread made a system call are left out (valgrind runs one thread at a time).
+is "send/recv" or "RDMA write" by the libdat2 post it ran. Clock reads do not end an
+interval (valgrind makes the vDSO's system calls). Intervals that another thread ran in
+(valgrind runs one thread at a time), or that ended in any other system call (a lock's
+futex, an epoll_wait), are left out.
 
 With --hot OBJECT... (the object files of the provider and libdat2), also lists the
-functions of those libraries that the DAT intervals ran but the compiler did not put in
-.text.hot ([[gnu::hot]], the hot block), and exits 1 when there is one (--check).
+functions of those libraries that the ping-pongs' DAT intervals (send/recv and RDMA write
+turnarounds, empty rounds) ran but the compiler did not put in .text.hot ([[gnu::hot]], the
+hot block); with --check it exits 1 when there is one, or when no function resolved at all
+(nothing would have been checked).
 """
 
 import argparse
@@ -39,6 +45,9 @@ MMAP = re.compile(rb'sys_mmap \( 0x[0-9a-f]+, (\d+), \d+, \d+, (\d+), (\d+) \)')
 RECV = {b'recvfrom', b'recvmsg', b'read'}
 SEND = {b'sendto', b'sendmsg', b'write', b'writev'}
 EAGAIN = 0xb
+FORK = re.compile(rb'clone\(fork\): process \d+ created child (\d+)')
+AF_INET, AF_INET6 = 2, 10
+CLOCKS = {b'clock_gettime', b'clock_getres', b'gettimeofday', b'time', b'getcpu'}
 PROVIDER = 'libopendat-tcp.so'
 LIBDAT = 'libdat2.so.2'
 
@@ -49,6 +58,11 @@ class Mappings:
     def __init__(self):
         self.fd_path = {}
         self.ranges = []  # (start, end, name, file offset), in mapping order
+
+    def copy(self):
+        c = Mappings()
+        c.fd_path, c.ranges = dict(self.fd_path), list(self.ranges)
+        return c
 
     def opened(self, path, fd):
         self.fd_path[fd] = path
@@ -105,22 +119,41 @@ class Symbols:
 
 
 class Interval:
-    __slots__ = ('kind', 'fd', 'code', 'data', 'instructions', 'other_thread')
+    __slots__ = ('kind', 'fd', 'maps', 'code', 'code_lines', 'data', 'instructions',
+                 'other_thread')
 
-    def __init__(self, kind, fd):
-        self.kind, self.fd = kind, fd
+    def __init__(self, kind, fd, maps):
+        self.kind, self.fd, self.maps = kind, fd, maps
         self.code = collections.Counter()  # instruction address -> times run
-        self.data = set()                  # data addresses (line granularity)
+        self.code_lines = set()            # 64-byte lines of code (addr >> 6)
+        self.data = set()                  # 64-byte lines of data (addr >> 6)
         self.instructions = 0
         self.other_thread = False
 
 
-def read_log(path, maps, done):
-    """Collects the main thread's closed intervals of one process's log into `done`: those
-    on a socket that turned a message around at least once (a ping-pong's; not, say, the
-    empty receives the provider times on a socket pair when an IA opens)."""
+def touch(lines, line):
+    """Adds the lines an access ('<addr>,<size>' after the column) covers to `lines`."""
+    comma = line.index(b',')
+    a = int(line[3:comma], 16)
+    lines.add(a >> 6)
+    last = a + max(int(line[comma + 1:]) - 1, 0)
+    if last >> 6 != a >> 6:
+        lines.add(last >> 6)
+    return a
+
+
+def read_log(path, maps, done, max_bytes, children):
+    """Collects the main thread's closed intervals of one process's log into `done`, each
+    with the process's mappings (`maps`: the parent's, copied, for a forked child).
+    A turnaround counts only when its recv() brought at most `max_bytes` on an IP socket
+    (a small message: not the control socket's one-byte barriers, a bulk transfer's
+    answers or netlink); an empty round only on a socket that had such a turnaround (a
+    ping-pong's; not, say, the empty receives the provider times on a socket pair when an
+    IA opens). Clock reads do not end an interval: valgrind turns the vDSO's into system
+    calls. A fork's child pid gets a copy of the mappings in `children`."""
     found = []
     closed = collections.Counter()  # fd -> closes so far: a number reused is another socket
+    domain = {}    # fd -> the socket() domain it was made with (accepted sockets: absent)
     pending = {}   # tid -> the call line of a system call under way ([async])
     open_iv = None
     main_tid = None
@@ -128,32 +161,40 @@ def read_log(path, maps, done):
         for line in f:
             c = line[:1]
             if c == b'I':
-                if open_iv is not None:
-                    a = int(line[3:line.index(b',')], 16)
+                if open_iv is not None and b'SYSCALL' not in line:
+                    a = touch(open_iv.code_lines, line)
                     open_iv.code[a] += 1
                     open_iv.instructions += 1
-                continue
-            if c == b' ':
-                if open_iv is not None and line[1:2] in b'LSM':
-                    open_iv.data.add(int(line[3:line.index(b',')], 16) >> 6)
-                continue
+                    continue
+                if b'SYSCALL' not in line:
+                    continue
+            elif c == b' ':
+                if open_iv is not None and line[1:2] in b'LSM' and b'SYSCALL' not in line:
+                    touch(open_iv.data, line)
+                    continue
+                if b'SYSCALL' not in line:
+                    continue
             at = line.find(b'SYSCALL[')
             if at < 0:
                 continue
+            fork = FORK.search(line)
+            if fork:  # the child starts with the mappings the parent has now
+                children[int(fork.group(1))] = maps.copy()
             m = SYSCALL.match(line, at)
             if m is None:
                 continue
             tid, rest = m.group(2), m.group(4)
             if main_tid is None:
                 main_tid = tid
+            if tid != main_tid and open_iv is not None:
+                open_iv.other_thread = True   # another thread ran inside the interval
             if rest.startswith(b'...'):       # the end of a call that went [async]
                 call, result = pending.pop(tid, b''), rest
             else:
                 call, result = rest, rest
-                if tid == main_tid:           # the main thread enters a call: close
-                    open_iv = close(open_iv, call, found)
-                elif open_iv is not None:
-                    open_iv.other_thread = True
+                cm = CALL.match(call)
+                if tid == main_tid and not (cm and cm.group(1) in CLOCKS):
+                    open_iv = close(open_iv, call, found)  # the main thread enters a call
                 if b'--> [async] ...' in rest:
                     pending[tid] = rest
                     continue
@@ -168,16 +209,21 @@ def read_log(path, maps, done):
             if mm and ok:
                 maps.mapped(value, int(mm.group(1)), int(mm.group(2)), int(mm.group(3)))
             cm = CALL.match(call)
-            if cm and cm.group(1) == b'close' and cm.group(2) is not None:
+            verb = cm.group(1) if cm else None
+            if verb == b'close' and cm.group(2) is not None:
                 closed[cm.group(2)] += 1
-            if tid != main_tid:
+                domain.pop(cm.group(2), None)
+            if verb == b'socket' and ok and cm.group(2) is not None:
+                domain[str(value).encode()] = int(cm.group(2))
+            if tid != main_tid or verb in CLOCKS:
                 continue
-            if cm and cm.group(1) in RECV and cm.group(2) is not None:
-                sock = (cm.group(2), closed[cm.group(2)])
-                if ok and value > 0:
-                    open_iv = Interval('turnaround', sock)
+            fd = cm.group(2) if cm else None
+            if verb in RECV and fd is not None and domain.get(fd, AF_INET) in (AF_INET, AF_INET6):
+                sock = (fd, closed[fd])
+                if ok and 0 < value <= max_bytes:
+                    open_iv = Interval('turnaround', sock, maps)
                 elif not ok and value == EAGAIN:
-                    open_iv = Interval('empty round', sock)
+                    open_iv = Interval('empty round', sock, maps)
                 else:
                     open_iv = None
             else:
@@ -197,13 +243,13 @@ def close(iv, call, done):
     return None
 
 
-def classify(iv, maps, syms, cache):
+def classify(iv, syms, cache):
     """'raw TCP' / 'DAT send/recv' / 'DAT RDMA write' / 'DAT other'."""
     dat, posts = False, set()
     for a in iv.code:
-        key = a >> 4
+        key = (id(iv.maps), a)
         if key not in cache:
-            path, off = maps.find(a)
+            path, off = iv.maps.find(a)
             name = os.path.basename(path) if path else None
             fn = syms.function(path, off) if name == LIBDAT else None
             cache[key] = (name, fn)
@@ -243,6 +289,16 @@ def hot_functions(objects):
     return hot
 
 
+def log_pid(path):
+    """The pid of a log's process: its first SYSCALL line's."""
+    with open(path, 'rb') as f:
+        for line in f:
+            m = SYSCALL.search(line)
+            if m:
+                return int(m.group(1))
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('logs', nargs='+', help='lackey logs, the parent process first')
@@ -251,20 +307,29 @@ def main():
     ap.add_argument('--check', action='store_true',
                     help='exit 1 when a DAT interval ran a provider or libdat2 function '
                          'outside the hot block (needs --hot)')
+    ap.add_argument('--max-bytes', type=int, default=64, metavar='N',
+                    help='a turnaround\'s recv() brings at most N bytes (64: an 8-byte '
+                         'message with its DAT header)')
     ap.add_argument('--functions', type=int, default=0, metavar='N',
                     help='also list the N functions that run the most instructions per '
                          'DAT send/recv turnaround')
     args = ap.parse_args()
 
-    maps, syms = Mappings(), Symbols()
-    intervals = []
+    syms = Symbols()
+    intervals, children, parent = [], {}, None
     for log in args.logs:
-        read_log(log, maps, intervals)
+        pid = log_pid(log)
+        if parent is None:
+            maps = Mappings()
+        else:
+            maps = children.get(pid) or parent.copy()
+        read_log(log, maps, intervals, args.max_bytes, children)
+        parent = parent or maps
 
     cache = {}
     groups = collections.defaultdict(list)
     for iv in intervals:
-        groups[classify(iv, maps, syms, cache)].append(iv)
+        groups[classify(iv, syms, cache)].append(iv)
 
     order = ['raw TCP turnaround', 'DAT send/recv turnaround', 'DAT RDMA write turnaround',
              'DAT other turnaround', 'raw TCP empty round', 'DAT empty round']
@@ -281,8 +346,8 @@ def main():
         med = lambda f: statistics.median(f(iv) for iv in ivs)
         print('| %-26s | %5d | %12d | %10d | %10d | %10d | %10d |' % (
             g, len(ivs), med(lambda iv: iv.instructions),
-            med(lambda iv: len({a >> 6 for a in iv.code})), med(lambda iv: len(iv.data)),
-            med(lambda iv: len({a >> 12 for a in iv.code})),
+            med(lambda iv: len(iv.code_lines)), med(lambda iv: len(iv.data)),
+            med(lambda iv: len({c >> 6 for c in iv.code_lines})),
             med(lambda iv: len({d >> 6 for d in iv.data}))))
 
     print('\nPages by where they are (mean per interval; c = code, d = data):')
@@ -292,30 +357,31 @@ def main():
             continue
         where = collections.Counter()
         for iv in ivs:
-            for p in {a >> 12 for a in iv.code}:
-                where[maps.name(p << 12, True) + ' c'] += 1
+            for p in {c >> 6 for c in iv.code_lines}:
+                where[iv.maps.name(p << 12, True) + ' c'] += 1
             for p in {d >> 6 for d in iv.data}:
-                where[maps.name(p << 12) + ' d'] += 1
+                where[iv.maps.name(p << 12) + ' d'] += 1
         print('  %-26s ' % g + ', '.join('%s %.1f' % (k, v / len(ivs))
                                           for k, v in where.most_common()))
 
     fn_of = {}
 
-    def function(a):
-        if a not in fn_of:
-            path, off = maps.find(a)
+    def function(iv, a):
+        key = (id(iv.maps), a)
+        if key not in fn_of:
+            path, off = iv.maps.find(a)
             name = os.path.basename(path) if path else None
             fn = syms.function(path, off) if name in (PROVIDER, LIBDAT) else None
-            fn_of[a] = (name, fn)
-        return fn_of[a]
+            fn_of[key] = (name, fn)
+        return fn_of[key]
 
     if args.functions:
         ivs = groups.get('DAT send/recv turnaround', [])
         per = collections.Counter()
         for iv in ivs:
             for a, n in iv.code.items():
-                name, fn = function(a)
-                per['%s: %s' % (name or maps.name(a, True), fn or '(no symbol: PLT or other)')] += n
+                name, fn = function(iv, a)
+                per['%s: %s' % (name or iv.maps.name(a, True), fn or '(no symbol: PLT or other)')] += n
         print('\nInstructions per DAT send/recv turnaround, by function:')
         for k, v in per.most_common(args.functions):
             print('  %7.1f  %s' % (v / max(len(ivs), 1), k))
@@ -323,16 +389,24 @@ def main():
     status = 0
     if args.hot is not None:
         hot = hot_functions(args.hot)
-        cold = collections.Counter()
+        cold, checked = collections.Counter(), set()
         dat_groups = ['DAT send/recv turnaround', 'DAT RDMA write turnaround', 'DAT empty round']
         for g in dat_groups:
             for iv in groups.get(g, []):
                 for a in iv.code:
-                    name, fn = function(a)
-                    if name in (PROVIDER, LIBDAT) and fn is not None and fn not in hot:
-                        cold['%s: %s' % (name, fn)] += 1
+                    name, fn = function(iv, a)
+                    if name in (PROVIDER, LIBDAT) and fn is not None:
+                        checked.add(fn)
+                        if fn not in hot:
+                            cold['%s: %s' % (name, fn)] += 1
         if not hot:
             print('\nno .text.hot function in the objects given')
+            status = 1
+        elif not checked & hot:
+            # Nothing resolved to a function (a stripped library, a layout this tool does
+            # not know): the check would pass having checked nothing.
+            print('\nno function of the provider or libdat2 found in the DAT intervals: '
+                  'nothing checked')
             status = 1
         elif cold:
             print('\nRun in the ping-pongs\' DAT intervals but outside the hot block (not [[gnu::hot]]):')
@@ -341,7 +415,7 @@ def main():
             status = 1 if args.check else 0
         else:
             print('\nEvery provider and libdat2 function the DAT intervals ran is in the hot '
-                  'block.')
+                  'block (%d functions).' % len(checked))
     if args.check and (not groups.get('DAT send/recv turnaround') or
                        not groups.get('DAT empty round')):
         print('no DAT send/recv turnaround or empty round found in the logs')

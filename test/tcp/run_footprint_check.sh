@@ -16,6 +16,10 @@ for a in "$@"; do
     IFS=';' read -r -a parts <<<"$a"
     objects+=("${parts[@]}")
 done
+if ! command -v valgrind >/dev/null; then
+    echo "SKIP: valgrind is not installed (scripts/install-deps.sh installs it)"
+    exit 77
+fi
 # Fixed ports: take turns with runs from other build trees (see run_pair.sh).
 exec 9>/tmp/opendat-fixed-ports.lock
 flock -w 600 9 || echo "warning: could not lock /tmp/opendat-fixed-ports.lock"
