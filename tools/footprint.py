@@ -16,14 +16,14 @@ PCID, docs/benchmarks.md), these counts, not the instructions alone, set what th
 pays above raw TCP; unlike a clock they do not depend on the machine's mood.
 
 An interval is "DAT" when it ran code of the tcp provider, else "raw TCP"; a DAT turnaround
-is "send/recv" or "RDMA write" by the libdat2 post it ran. Clock reads do not end an
+is "send/recv", "RDMA write" or "RDMA read" by the libdat2 post it ran. Clock reads do not end an
 interval (valgrind makes the vDSO's system calls). Intervals that another thread ran in
 (valgrind runs one thread at a time), or that ended in any other system call (a lock's
 futex, an epoll_wait), are left out.
 
 With --hot OBJECT... (the object files of the provider and libdat2), also lists the
-functions of those libraries that the ping-pongs' DAT intervals (send/recv and RDMA write
-turnarounds, empty rounds) ran but the compiler did not put in .text.hot ([[gnu::hot]], the
+functions of those libraries that the ping-pongs' DAT intervals (send/recv, RDMA write and
+RDMA read turnarounds, empty rounds) ran but the compiler did not put in .text.hot ([[gnu::hot]], the
 hot block); with --check it exits 1 when there is one, or when no function resolved at all
 (nothing would have been checked).
 """
@@ -145,15 +145,16 @@ def touch(lines, line):
 def read_log(path, maps, done, max_bytes, children):
     """Collects the main thread's closed intervals of one process's log into `done`, each
     with the process's mappings (`maps`: the parent's, copied, for a forked child).
-    A turnaround counts only when its recv() brought at most `max_bytes` on an IP socket
-    (a small message: not the control socket's one-byte barriers, a bulk transfer's
-    answers or netlink); an empty round only on a socket that had such a turnaround (a
-    ping-pong's; not, say, the empty receives the provider times on a socket pair when an
-    IA opens). Clock reads do not end an interval: valgrind turns the vDSO's into system
+    A turnaround's recv() brought at most `max_bytes` (a small message, not a bulk
+    transfer's answer). Both kinds count only on a ping-pong's socket: an IP socket
+    (made by socket(), or accepted from such a listener) that was polled (had empty
+    rounds) and turned messages around; not the control socket's blocking one-byte
+    barriers, netlink, or the socket pair on which the provider times empty receives when
+    an IA opens. Clock reads do not end an interval: valgrind turns the vDSO's into system
     calls. A fork's child pid gets a copy of the mappings in `children`."""
     found = []
     closed = collections.Counter()  # fd -> closes so far: a number reused is another socket
-    domain = {}    # fd -> the socket() domain it was made with (accepted sockets: absent)
+    domain = {}    # fd -> the domain of the socket() it was made by (or its listener's)
     pending = {}   # tid -> the call line of a system call under way ([async])
     open_iv = None
     main_tid = None
@@ -215,10 +216,12 @@ def read_log(path, maps, done, max_bytes, children):
                 domain.pop(cm.group(2), None)
             if verb == b'socket' and ok and cm.group(2) is not None:
                 domain[str(value).encode()] = int(cm.group(2))
+            if verb in (b'accept', b'accept4') and ok and cm.group(2) in domain:
+                domain[str(value).encode()] = domain[cm.group(2)]  # the listener's
             if tid != main_tid or verb in CLOCKS:
                 continue
             fd = cm.group(2) if cm else None
-            if verb in RECV and fd is not None and domain.get(fd, AF_INET) in (AF_INET, AF_INET6):
+            if verb in RECV and fd is not None and domain.get(fd) in (AF_INET, AF_INET6):
                 sock = (fd, closed[fd])
                 if ok and 0 < value <= max_bytes:
                     open_iv = Interval('turnaround', sock, maps)
@@ -228,7 +231,10 @@ def read_log(path, maps, done, max_bytes, children):
                     open_iv = None
             else:
                 open_iv = None
-    pingpong = {iv.fd for iv in found if iv.kind == 'turnaround'}
+    # A ping-pong's socket is polled (it had empty rounds) and turned messages around; the
+    # control socket's blocking one-byte barriers never find it empty.
+    polled = {iv.fd for iv in found if iv.kind == 'empty round'}
+    pingpong = {iv.fd for iv in found if iv.kind == 'turnaround'} & polled
     done.extend(iv for iv in found if iv.fd in pingpong)
 
 
@@ -244,7 +250,7 @@ def close(iv, call, done):
 
 
 def classify(iv, syms, cache):
-    """'raw TCP' / 'DAT send/recv' / 'DAT RDMA write' / 'DAT other'."""
+    """'raw TCP' / 'DAT send/recv' / 'DAT RDMA write' / 'DAT RDMA read' / 'DAT other'."""
     dat, posts = False, set()
     for a in iv.code:
         key = (id(iv.maps), a)
@@ -266,6 +272,8 @@ def classify(iv, syms, cache):
         return 'DAT RDMA write turnaround'
     if 'dat_ep_post_send' in posts:
         return 'DAT send/recv turnaround'
+    if 'dat_ep_post_rdma_read' in posts:
+        return 'DAT RDMA read turnaround'
     return 'DAT other turnaround'
 
 
@@ -332,7 +340,7 @@ def main():
         groups[classify(iv, syms, cache)].append(iv)
 
     order = ['raw TCP turnaround', 'DAT send/recv turnaround', 'DAT RDMA write turnaround',
-             'DAT other turnaround', 'raw TCP empty round', 'DAT empty round']
+             'DAT RDMA read turnaround', 'DAT other turnaround', 'raw TCP empty round', 'DAT empty round']
     print('Between two system calls of a polled ping-pong, per interval (medians over both '
           'processes):')
     print('| interval                   | count | instructions | code lines | data lines | '
@@ -390,7 +398,8 @@ def main():
     if args.hot is not None:
         hot = hot_functions(args.hot)
         cold, checked = collections.Counter(), set()
-        dat_groups = ['DAT send/recv turnaround', 'DAT RDMA write turnaround', 'DAT empty round']
+        dat_groups = ['DAT send/recv turnaround', 'DAT RDMA write turnaround',
+                      'DAT RDMA read turnaround', 'DAT empty round']
         for g in dat_groups:
             for iv in groups.get(g, []):
                 for a in iv.code:
@@ -402,12 +411,12 @@ def main():
         if not hot:
             print('\nno .text.hot function in the objects given')
             status = 1
-        elif not checked & hot:
+        elif not checked:
             # Nothing resolved to a function (a stripped library, a layout this tool does
             # not know): the check would pass having checked nothing.
             print('\nno function of the provider or libdat2 found in the DAT intervals: '
                   'nothing checked')
-            status = 1
+            status = 1 if args.check else 0
         elif cold:
             print('\nRun in the ping-pongs\' DAT intervals but outside the hot block (not [[gnu::hot]]):')
             for k, v in cold.most_common():

@@ -30,6 +30,7 @@ echo "$out"
 fail=0
 [[ $rc -eq 0 ]] || { echo "FAIL: bench_footprint exited with $rc"; fail=1; }
 for row in 'raw TCP turnaround' 'DAT send/recv turnaround' 'DAT RDMA write turnaround' \
+    'DAT RDMA read turnaround' \
     'raw TCP empty round' 'DAT empty round'; do
     grep -E -q "^\| $row +\| +[1-9][0-9]* \| +[1-9][0-9]* \|" <<<"$out" ||
         { echo "FAIL: no '$row' row with a count and instructions"; fail=1; }
