@@ -301,6 +301,17 @@ struct Target::Impl {
     Buffer source;
     std::vector<unsigned char> scratch;
     std::function<void()> established;
+    std::function<void()> progressed;  // once, when msgs_verified reaches progress_at
+    std::uint32_t progress_at = 0;
+
+    void verified_one() {
+        ++rep->msgs_verified;
+        if (progressed && rep->msgs_verified == progress_at) {
+            auto f = std::move(progressed);
+            progressed = nullptr;
+            f();
+        }
+    }
 
     int recv_posted = 0, sends_out = 0;
     std::size_t next = 0;  // the schedule step the next message belongs to
@@ -412,7 +423,7 @@ struct Target::Impl {
                 return false;
             }
             ++rep->sends_verified;
-            ++rep->msgs_verified;
+            verified_one();
             rep->bytes_verified += st.size;
             ++next;
             return true;
@@ -444,7 +455,7 @@ struct Target::Impl {
         }
         ++writes_seen;
         ++rep->writes_verified;
-        ++rep->msgs_verified;
+        verified_one();
         rep->bytes_verified += st.size;
         ++next;
         Control credit;
@@ -554,6 +565,10 @@ void Target::serve() {
 }
 void Target::on_established(std::function<void()> f) {
     impl_->established = std::move(f);
+}
+void Target::on_verified(std::uint32_t n, std::function<void()> f) {
+    impl_->progress_at = n;
+    impl_->progressed = std::move(f);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -92,6 +92,9 @@ class Target {
     void serve();                           // accept one connection and run it
     // Called once the connection is established, before the stream starts.
     void on_established(std::function<void()> f);
+    // Called once, when the n-th message (send or write) has been verified: a fault
+    // injected then meets a stream under way, however fast the machine runs it.
+    void on_verified(std::uint32_t n, std::function<void()> f);
 
   private:
     struct Impl;

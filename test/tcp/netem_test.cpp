@@ -90,6 +90,10 @@ Case cut(const char *id, std::uint64_t seed) {
     return c;
 }
 
+// Link faults strike once the target has verified this many messages, of the plan's
+// 2000 operations' roughly 1000: well under way, far from done.
+constexpr std::uint32_t kFaultAfter = 100;
+
 const Case kCases[] = {
     netem("loss_5pct", "loss 5%", 31, true),
     netem("delay_20ms_jitter_10ms", "delay 20ms 10ms", 32, false),
@@ -147,6 +151,12 @@ TEST_P(NetemMatrix, StreamVerified) {
         Target t(c.plan, &rep);
         bool told = false;  // the test reads "established" (1) or, before it, a failure (0)
         t.on_established([&] { told = tch.send(1); });
+        // Link faults: the test then reads "under way" (1) or, if the stream never got that
+        // far, 0, and cuts the link on the 1: a fixed delay after the connection was
+        // established met a stream already finished on a fast machine.
+        bool told_progress = false;
+        if (c.flap_ms > 0 || c.cut)
+            t.on_verified(kFaultAfter, [&] { told_progress = tch.send(1); });
         if (t.open(kIa)) {
             DAT_RETURN rc = t.listen(kQual);
             if (rc == DAT_SUCCESS) {
@@ -158,6 +168,7 @@ TEST_P(NetemMatrix, StreamVerified) {
             }
         }
         if (!told) tch.send(0);  // unblocks the test's wait
+        if (told && (c.flap_ms > 0 || c.cut) && !told_progress) tch.send(0);
         CHILD_CHECK(tch.send(rep));
         return 0;
     });
@@ -180,10 +191,9 @@ TEST_P(NetemMatrix, StreamVerified) {
 
     // Link events once the stream is under way.
     std::int64_t fault_ns = 0;
-    int established = 0;
+    int established = 0, under_way = 0;
     if (listening == 1 && tch.recv(&established, 60000) && established == 1 &&
-        (c.flap_ms > 0 || c.cut)) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(c.cut ? 300 : 50));
+        (c.flap_ms > 0 || c.cut) && tch.recv(&under_way, 60000) && under_way == 1) {
         fault_ns = mono_ns();
         EXPECT_TRUE(set_link(netns::child_ns(), false));
         if (c.flap_ms > 0) {
