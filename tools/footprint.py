@@ -249,20 +249,31 @@ def close(iv, call, done):
     return None
 
 
-def classify(iv, syms, cache):
+class Resolver:
+    """Instruction address -> (library name or None, function of the provider or libdat2
+    or None), per process's mappings, cached."""
+
+    def __init__(self):
+        self.syms, self.cache = Symbols(), {}
+
+    def __call__(self, iv, a):
+        key = (id(iv.maps), a)
+        if key not in self.cache:
+            path, off = iv.maps.find(a)
+            name = os.path.basename(path) if path else None
+            fn = self.syms.function(path, off) if name in (PROVIDER, LIBDAT) else None
+            self.cache[key] = (name, fn)
+        return self.cache[key]
+
+
+def classify(iv, resolve):
     """'raw TCP' / 'DAT send/recv' / 'DAT RDMA write' / 'DAT RDMA read' / 'DAT other'."""
     dat, posts = False, set()
     for a in iv.code:
-        key = (id(iv.maps), a)
-        if key not in cache:
-            path, off = iv.maps.find(a)
-            name = os.path.basename(path) if path else None
-            fn = syms.function(path, off) if name == LIBDAT else None
-            cache[key] = (name, fn)
-        name, fn = cache[key]
+        name, fn = resolve(iv, a)
         if name == PROVIDER:
             dat = True
-        elif fn is not None:
+        elif name == LIBDAT and fn is not None:
             posts.add(fn)
     if not dat:
         return 'raw TCP ' + iv.kind
@@ -323,7 +334,7 @@ def main():
                          'DAT send/recv turnaround')
     args = ap.parse_args()
 
-    syms = Symbols()
+    resolve = Resolver()
     intervals, children, parent = [], {}, None
     for log in args.logs:
         pid = log_pid(log)
@@ -334,10 +345,9 @@ def main():
         read_log(log, maps, intervals, args.max_bytes, children)
         parent = parent or maps
 
-    cache = {}
     groups = collections.defaultdict(list)
     for iv in intervals:
-        groups[classify(iv, syms, cache)].append(iv)
+        groups[classify(iv, resolve)].append(iv)
 
     order = ['raw TCP turnaround', 'DAT send/recv turnaround', 'DAT RDMA write turnaround',
              'DAT RDMA read turnaround', 'DAT other turnaround', 'raw TCP empty round', 'DAT empty round']
@@ -372,23 +382,12 @@ def main():
         print('  %-26s ' % g + ', '.join('%s %.1f' % (k, v / len(ivs))
                                           for k, v in where.most_common()))
 
-    fn_of = {}
-
-    def function(iv, a):
-        key = (id(iv.maps), a)
-        if key not in fn_of:
-            path, off = iv.maps.find(a)
-            name = os.path.basename(path) if path else None
-            fn = syms.function(path, off) if name in (PROVIDER, LIBDAT) else None
-            fn_of[key] = (name, fn)
-        return fn_of[key]
-
     if args.functions:
         ivs = groups.get('DAT send/recv turnaround', [])
         per = collections.Counter()
         for iv in ivs:
             for a, n in iv.code.items():
-                name, fn = function(iv, a)
+                name, fn = resolve(iv, a)
                 per['%s: %s' % (name or iv.maps.name(a, True), fn or '(no symbol: PLT or other)')] += n
         print('\nInstructions per DAT send/recv turnaround, by function:')
         for k, v in per.most_common(args.functions):
@@ -403,7 +402,7 @@ def main():
         for g in dat_groups:
             for iv in groups.get(g, []):
                 for a in iv.code:
-                    name, fn = function(iv, a)
+                    name, fn = resolve(iv, a)
                     if name in (PROVIDER, LIBDAT) and fn is not None:
                         checked.add(fn)
                         if fn not in hot:

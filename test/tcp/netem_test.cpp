@@ -42,6 +42,7 @@ struct Case {
     bool cut = false;   // the link goes down and stays down: the connection must break
     int bound_ms = 0;   // ... with BROKEN on both sides within this (after the cut)
     StreamPlan plan;
+    bool link_fault() const { return flap_ms > 0 || cut; }
 };
 
 void PrintTo(const Case &c, std::ostream *os) {
@@ -156,8 +157,7 @@ TEST_P(NetemMatrix, StreamVerified) {
         // far, 0, and cuts the link on the 1: a fixed delay after the connection was
         // established met a stream already finished on a fast machine.
         bool told_progress = false;
-        if (c.flap_ms > 0 || c.cut)
-            t.on_verified(kFaultAfter, [&] { told_progress = tch.send(1); });
+        if (c.link_fault()) t.on_verified(kFaultAfter, [&] { told_progress = tch.send(1); });
         if (t.open(kIa)) {
             DAT_RETURN rc = t.listen(kQual);
             if (rc == DAT_SUCCESS) {
@@ -169,7 +169,7 @@ TEST_P(NetemMatrix, StreamVerified) {
             }
         }
         if (!told) tch.send(0);  // unblocks the test's wait
-        if (told && (c.flap_ms > 0 || c.cut) && !told_progress) tch.send(0);
+        if (told && c.link_fault() && !told_progress) tch.send(0);
         CHILD_CHECK(tch.send(rep));
         return 0;
     });
@@ -193,8 +193,8 @@ TEST_P(NetemMatrix, StreamVerified) {
     // Link events once the stream is under way.
     std::int64_t fault_ns = 0;
     int established = 0, under_way = 0;
-    if (listening == 1 && tch.recv(&established, 60000) && established == 1 &&
-        (c.flap_ms > 0 || c.cut) && tch.recv(&under_way, 60000) && under_way == 1) {
+    if (listening == 1 && tch.recv(&established, 60000) && established == 1 && c.link_fault() &&
+        tch.recv(&under_way, 60000) && under_way == 1) {
         fault_ns = mono_ns();
         EXPECT_TRUE(set_link(netns::child_ns(), false));
         if (c.flap_ms > 0) {

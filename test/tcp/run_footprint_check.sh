@@ -7,15 +7,10 @@
 # call, docs/benchmarks.md) fails here by name.
 #
 #   run_footprint_check.sh <source dir> <build dir> <dat.conf> <port> OBJECT...
-#                                         (objects of both libraries; an argument may be a ;-list)
+#                                         (the object files of both libraries)
 set -u
 src=$1 build=$2 conf=$3 port=$4
 shift 4
-objects=()
-for a in "$@"; do
-    IFS=';' read -r -a parts <<<"$a"
-    objects+=("${parts[@]}")
-done
 if ! command -v valgrind >/dev/null; then
     echo "SKIP: valgrind is not installed (scripts/install-deps.sh installs it)"
     exit 77
@@ -24,7 +19,7 @@ fi
 exec 9>/tmp/opendat-fixed-ports.lock
 flock -w 600 9 || echo "warning: could not lock /tmp/opendat-fixed-ports.lock"
 out=$(DAT_OVERRIDE=$conf "$src/tools/bench_footprint.sh" -b "$build" -n 100 -p "$port" -- \
-    --check --hot "${objects[@]}" 2>&1)
+    --check --hot "$@" 2>&1)
 rc=$?
 echo "$out"
 fail=0
