@@ -331,7 +331,10 @@ def main():
                          'message with its DAT header)')
     ap.add_argument('--functions', type=int, default=0, metavar='N',
                     help='also list the N functions that run the most instructions per '
-                         'DAT send/recv turnaround')
+                         'interval of the --group kind')
+    ap.add_argument('--group', default='DAT send/recv turnaround', metavar='KIND',
+                    help='the interval kind --functions lists (a row name of the table; '
+                         'default: %(default)s)')
     args = ap.parse_args()
 
     resolve = Resolver()
@@ -383,15 +386,22 @@ def main():
                                           for k, v in where.most_common()))
 
     if args.functions:
-        ivs = groups.get('DAT send/recv turnaround', [])
-        per = collections.Counter()
+        ivs = groups.get(args.group, [])
+        # Lines as well as instructions: after a system call, a line the code touches costs
+        # more than an instruction it runs (docs/benchmarks.md).
+        per, lines = collections.Counter(), collections.Counter()
         for iv in ivs:
+            seen = collections.defaultdict(set)
             for a, n in iv.code.items():
                 name, fn = resolve(iv, a)
-                per['%s: %s' % (name or iv.maps.name(a, True), fn or '(no symbol: PLT or other)')] += n
-        print('\nInstructions per DAT send/recv turnaround, by function:')
+                key = '%s: %s' % (name or iv.maps.name(a, True), fn or '(no symbol: PLT or other)')
+                per[key] += n
+                seen[key].add(a >> 6)
+            for key, ls in seen.items():
+                lines[key] += len(ls)
+        print('\nPer %s, by function: instructions run, code lines touched' % args.group)
         for k, v in per.most_common(args.functions):
-            print('  %7.1f  %s' % (v / max(len(ivs), 1), k))
+            print('  %7.1f %5.1f  %s' % (v / max(len(ivs), 1), lines[k] / max(len(ivs), 1), k))
 
     status = 0
     if args.hot is not None:
