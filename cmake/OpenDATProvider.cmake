@@ -16,7 +16,8 @@ function(dat_add_provider name)
   endif()
   set(target "opendat-${name}")
   add_library(${target} MODULE ${P_SOURCES})
-  target_link_libraries(${target} PRIVATE opendat_headers opendat_trace ${P_LIBRARIES})
+  target_link_libraries(${target} PRIVATE opendat_headers opendat_trace opendat_dense_code
+                                          ${P_LIBRARIES})
   # A provider exports only the registry entry points; the version script keeps
   # everything else (including our trace and util copies) private to the plugin.
   set(map "${PROJECT_SOURCE_DIR}/cmake/provider.map")
