@@ -386,7 +386,10 @@ def main():
                                           for k, v in where.most_common()))
 
     if args.functions:
-        ivs = groups.get(args.group, [])
+        if args.group not in groups:
+            sys.exit('footprint.py: no interval of kind %r; the kinds: %s'
+                     % (args.group, ', '.join(sorted(groups))))
+        ivs = groups[args.group]
         # Lines as well as instructions: after a system call, a line the code touches costs
         # more than an instruction it runs (docs/benchmarks.md).
         per, lines = collections.Counter(), collections.Counter()

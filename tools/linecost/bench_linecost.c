@@ -79,8 +79,11 @@ static void do_work(const struct work *w) {
     sink = acc;
 }
 
+static pid_t server_pid;  // the client's child: it must not outlive a client that gives up
+
 static void die(const char *what) {
     perror(what);
+    if (server_pid > 0) kill(server_pid, SIGKILL);
     exit(2);
 }
 
@@ -180,6 +183,7 @@ int main(int argc, char **argv) {
     pid_t server = fork();
     if (server < 0) die("fork");
     if (server == 0) serve(listener);
+    server_pid = server;
     close(listener);
     pin(1);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
