@@ -31,12 +31,26 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CODE_FN(n) \
-    __attribute__((noinline, aligned(4096))) static long code_##n(long x) { return x * 3 + n; }
+// Functions that each start a code page of their own. A use ends with a semicolon (the
+// static assertion) so that each reads as one declaration.
+#define CODE_FN(n)                                                          \
+    __attribute__((noinline, aligned(4096))) static long code_##n(long x) { \
+        return x * 3 + n;                                                   \
+    }                                                                       \
+    _Static_assert(n > 0, "a code page")
 #define CODE_FN8(a) \
-    CODE_FN(a##0) CODE_FN(a##1) CODE_FN(a##2) CODE_FN(a##3) \
-    CODE_FN(a##4) CODE_FN(a##5) CODE_FN(a##6) CODE_FN(a##7)
-CODE_FN8(1) CODE_FN8(2) CODE_FN8(3) CODE_FN8(4)
+    CODE_FN(a##0);  \
+    CODE_FN(a##1);  \
+    CODE_FN(a##2);  \
+    CODE_FN(a##3);  \
+    CODE_FN(a##4);  \
+    CODE_FN(a##5);  \
+    CODE_FN(a##6);  \
+    CODE_FN(a##7)
+CODE_FN8(1);
+CODE_FN8(2);
+CODE_FN8(3);
+CODE_FN8(4);
 static long (*const code_pages[32])(long) = {
     code_10, code_11, code_12, code_13, code_14, code_15, code_16, code_17,
     code_20, code_21, code_22, code_23, code_24, code_25, code_26, code_27,
@@ -50,7 +64,7 @@ struct work {
     int n;
 };
 static const struct work cases[] = {
-    {"baseline", BASE, 0},  {"lines", LINES, 256}, {"pages", PAGES, 256},
+    {"baseline", BASE, 0},    {"lines", LINES, 256}, {"pages", PAGES, 256},
     {"code pages", CODE, 32}, {"adds", ADDS, 8000},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
@@ -99,9 +113,12 @@ static int recv8(int fd, char *b) {
     size_t got = 0;
     while (got < 8) {
         ssize_t r = recv(fd, b + got, 8 - got, MSG_DONTWAIT);
-        if (r > 0) got += (size_t)r;
-        else if (r == 0) return 0;
-        else if (errno != EAGAIN && errno != EINTR) die("recv");
+        if (r > 0)
+            got += (size_t)r;
+        else if (r == 0)
+            return 0;
+        else if (errno != EAGAIN && errno != EINTR)
+            die("recv");
     }
     return 1;
 }
@@ -156,8 +173,12 @@ int main(int argc, char **argv) {
     int rounds = 5, n = 20000, o;
     while ((o = getopt(argc, argv, "r:n:h")) != -1) {
         switch (o) {
-            case 'r': rounds = atoi(optarg); break;
-            case 'n': n = atoi(optarg); break;
+            case 'r':
+                rounds = atoi(optarg);
+                break;
+            case 'n':
+                n = atoi(optarg);
+                break;
             default:
                 fprintf(stderr, "usage: bench_linecost [-r ROUNDS] [-n ROUND_TRIPS]\n");
                 return 2;
@@ -197,9 +218,10 @@ int main(int argc, char **argv) {
     int status = 0;
     waitpid(server, &status, 0);
 
-    printf("Busy-polled 8 B TCP ping-pong over loopback, server on CPU 0, client on CPU 1;\n"
-           "%d rounds x %d round trips, medians. Each process does the work in each turnaround.\n",
-           rounds, n);
+    printf(
+        "Busy-polled 8 B TCP ping-pong over loopback, server on CPU 0, client on CPU 1;\n"
+        "%d rounds x %d round trips, medians. Each process does the work in each turnaround.\n",
+        rounds, n);
     printf("| work per turnaround              | round trip, us | per item, ns |\n");
     printf("|----------------------------------|----------------|--------------|\n");
     double base = 0;
@@ -214,10 +236,11 @@ int main(int argc, char **argv) {
             printf("| %-32s | %14.3f | %12s |\n", what, med, "");
             continue;
         }
-        snprintf(what, sizeof what, w->kind == LINES   ? "%d data lines on %d pages"
-                                    : w->kind == PAGES ? "1 data line on each of %d pages"
-                                    : w->kind == CODE  ? "%d calls, a code page each"
-                                                       : "%d dependent adds",
+        snprintf(what, sizeof what,
+                 w->kind == LINES   ? "%d data lines on %d pages"
+                 : w->kind == PAGES ? "1 data line on each of %d pages"
+                 : w->kind == CODE  ? "%d calls, a code page each"
+                                    : "%d dependent adds",
                  w->n, w->n / 16);
         printf("| %-32s | %14.3f | %12.2f |\n", what, med, (med - base) * 1e3 / 2 / w->n);
     }
