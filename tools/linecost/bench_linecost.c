@@ -33,10 +33,10 @@
 
 // Functions that each start a code page of their own. A use ends with a semicolon (the
 // static assertion) so that each reads as one declaration.
-#define CODE_FN(n)                                                          \
-    __attribute__((noinline, aligned(4096))) static long code_##n(long x) { \
-        return x * 3 + n;                                                   \
-    }                                                                       \
+#define CODE_FN(n)                                                                            \
+    __attribute__((noinline, aligned(4096))) static unsigned long code_##n(unsigned long x) { \
+        return x * 3 + n;                                                                     \
+    }                                                                                         \
     _Static_assert(n > 0, "a code page")
 #define CODE_FN8(a) \
     CODE_FN(a##0);  \
@@ -51,7 +51,7 @@ CODE_FN8(1);
 CODE_FN8(2);
 CODE_FN8(3);
 CODE_FN8(4);
-static long (*const code_pages[32])(long) = {
+static unsigned long (*const code_pages[32])(unsigned long) = {
     code_10, code_11, code_12, code_13, code_14, code_15, code_16, code_17,
     code_20, code_21, code_22, code_23, code_24, code_25, code_26, code_27,
     code_30, code_31, code_32, code_33, code_34, code_35, code_36, code_37,
@@ -70,10 +70,10 @@ static const struct work cases[] = {
 #define NCASES (sizeof cases / sizeof cases[0])
 
 static volatile unsigned char *arena;  // 256 pages of this process's own
-static volatile long sink;
+static volatile unsigned long sink;    // unsigned: the work may wrap it, by design
 
 static void do_work(const struct work *w) {
-    long acc = sink;
+    unsigned long acc = sink;
     switch (w->kind) {
         case LINES:
             for (int i = 0; i < w->n; i++) acc += arena[(long)(i / 16) * 4096 + (i % 16) * 64]++;
@@ -95,10 +95,20 @@ static void do_work(const struct work *w) {
 
 static pid_t server_pid;  // the client's child: it must not outlive a client that gives up
 
-static void die(const char *what) {
-    perror(what);
+static void give_up(void) {
     if (server_pid > 0) kill(server_pid, SIGKILL);
     exit(2);
+}
+
+static void die(const char *what) {
+    perror(what);
+    give_up();
+}
+
+// The server ended early (it prints its own reason); errno says nothing here.
+static void peer_gone(void) {
+    fprintf(stderr, "bench_linecost: the server closed the connection\n");
+    give_up();
 }
 
 static void pin(int cpu) {
@@ -150,14 +160,14 @@ static double round_trip_us(int fd, const struct work *w, int n) {
     char b[8] = {(char)(w - cases)};
     for (int i = 0; i < n / 10; i++) {  // warm up
         send8(fd, b);
-        if (!recv8(fd, b)) die("peer closed");
+        if (!recv8(fd, b)) peer_gone();
         do_work(w);
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < n; i++) {
         send8(fd, b);
-        if (!recv8(fd, b)) die("peer closed");
+        if (!recv8(fd, b)) peer_gone();
         do_work(w);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
