@@ -119,14 +119,16 @@ class Symbols:
 
 
 class Interval:
-    __slots__ = ('kind', 'fd', 'maps', 'code', 'code_lines', 'data', 'instructions',
-                 'other_thread')
+    __slots__ = ('kind', 'fd', 'maps', 'code', 'code_lines', 'data', 'data_by', 'instructions',
+                 'other_thread', 'last')
 
     def __init__(self, kind, fd, maps):
         self.kind, self.fd, self.maps = kind, fd, maps
         self.code = collections.Counter()  # instruction address -> times run
         self.code_lines = set()            # 64-byte lines of code (addr >> 6)
         self.data = set()                  # 64-byte lines of data (addr >> 6)
+        self.data_by = {}                  # data line -> the instruction that touched it first
+        self.last = 0                      # the instruction run last
         self.instructions = 0
         self.other_thread = False
 
@@ -164,6 +166,7 @@ def read_log(path, maps, done, max_bytes, children):
             if c == b'I':
                 if open_iv is not None and b'SYSCALL' not in line:
                     a = touch(open_iv.code_lines, line)
+                    open_iv.last = a
                     open_iv.code[a] += 1
                     open_iv.instructions += 1
                     continue
@@ -171,7 +174,9 @@ def read_log(path, maps, done, max_bytes, children):
                     continue
             elif c == b' ':
                 if open_iv is not None and line[1:2] in b'LSM' and b'SYSCALL' not in line:
-                    touch(open_iv.data, line)
+                    d = touch(open_iv.data, line) >> 6
+                    if d not in open_iv.data_by:
+                        open_iv.data_by[d] = open_iv.last
                     continue
                 if b'SYSCALL' not in line:
                     continue
@@ -392,19 +397,27 @@ def main():
         ivs = groups[args.group]
         # Lines as well as instructions: after a system call, a line the code touches costs
         # more than an instruction it runs (docs/benchmarks.md).
-        per, lines = collections.Counter(), collections.Counter()
+        per, lines, first = collections.Counter(), collections.Counter(), collections.Counter()
+
+        def where(iv, a):
+            name, fn = resolve(iv, a)
+            return '%s: %s' % (name or iv.maps.name(a, True), fn or '(no symbol: PLT or other)')
+
         for iv in ivs:
             seen = collections.defaultdict(set)
             for a, n in iv.code.items():
-                name, fn = resolve(iv, a)
-                key = '%s: %s' % (name or iv.maps.name(a, True), fn or '(no symbol: PLT or other)')
+                key = where(iv, a)
                 per[key] += n
                 seen[key].add(a >> 6)
             for key, ls in seen.items():
                 lines[key] += len(ls)
-        print('\nPer %s, by function: instructions run, code lines touched' % args.group)
+            for a in iv.data_by.values():
+                first[where(iv, a)] += 1
+        print('\nPer %s, by function: instructions run, code lines touched, data lines '
+              'it touched first' % args.group)
+        n = max(len(ivs), 1)
         for k, v in per.most_common(args.functions):
-            print('  %7.1f %5.1f  %s' % (v / max(len(ivs), 1), lines[k] / max(len(ivs), 1), k))
+            print('  %7.1f %5.1f %5.1f  %s' % (v / n, lines[k] / n, first[k] / n, k))
 
     status = 0
     if args.hot is not None:
