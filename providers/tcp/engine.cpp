@@ -135,6 +135,9 @@ void Engine::adopt(Pollable *p) {
 void Engine::retire(Pollable *p) noexcept {
     Pollable *was = p;
     hot_.compare_exchange_strong(was, nullptr);
+    // Marked before detached_ is cleared: a detach_hot that records p too late for this
+    // clear then finds the mark, and clears it itself (both sequentially consistent).
+    p->retired_.store(true);
     was = p;
     detached_.compare_exchange_strong(was, nullptr);  // its socket is closed, not put back
     {
@@ -267,6 +270,16 @@ void Engine::stop_rounds() noexcept {
 [[gnu::hot]] void Engine::detach_hot(Pollable *h) noexcept {
     if (!h->leave_poll_set()) return;
     Pollable *was = detached_.exchange(h);
+    // The application may have freed h on another thread since leave_poll_set let go of
+    // h's lock (dat_ep_free: its destroy, then retire). A retire before the exchange had
+    // nothing to clear, and h goes at the thread's next drain: detached_ must not name it
+    // then. retire() marks h before it clears detached_, so either it clears what we
+    // recorded, or we find the mark here and clear it ourselves. h is not freed while we
+    // look: that takes the dispatch lock, which every caller of ours holds.
+    if (h->retired_.load()) {
+        Pollable *gone = h;
+        detached_.compare_exchange_strong(gone, nullptr);
+    }
     // Already recorded (the periodic detach, after a send may have put the socket back):
     // the thread was told when h first left, and has not put it back since (it would have
     // cleared detached_). No wake-up: it may be watching the set (watch()), every

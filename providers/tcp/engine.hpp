@@ -67,6 +67,12 @@ class Pollable {
     // the engine's dispatch lock held or from the progress thread, never on a freed object.
     virtual bool leave_poll_set() noexcept { return false; }
     virtual void rejoin_poll_set() noexcept {}
+
+  private:
+    friend class Engine;
+    // Set by Engine::retire: read by a dispatcher, which holds the dispatch lock, so the
+    // object is not freed meanwhile (Engine::detach_hot).
+    std::atomic<bool> retired_{false};
 };
 
 // How the progress thread waits; read once per engine from the environment (see
@@ -117,6 +123,9 @@ class Engine {
     // up to that long).
     void hand_back() noexcept;
     const ProgressPolicy &policy() const noexcept { return policy_; }
+    // Whether the record of the object out of the epoll set names p (tests: compared,
+    // never dereferenced).
+    bool detached_is(const Pollable *p) const noexcept { return detached_.load() == p; }
     // A round, under the dispatch lock, left an endpoint to a thread waiting for its lock
     // (TcpEp::leave_to_waiter): the progress thread gives its CPU away once, after it let
     // go of the dispatch lock (progress_dispatch, hot_round), and not in Busy mode. A
@@ -227,7 +236,7 @@ class Engine {
     std::atomic<bool> rounds_off_{false};
     // The object whose socket is out of the epoll set (detach_hot), if any: at most one.
     // Whoever takes it out of here puts the socket back (reattach_detached). Cleared by
-    // retire(), so it never names a parked object.
+    // retire(), or by a detach_hot that raced it, so it never names a parked object.
     std::atomic<Pollable *> detached_{nullptr};
     std::uint64_t seen_polls_ = 0;          // progress thread only
     int backoff_ms_ = 1;                    // progress thread only: its next look (run())

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -358,6 +359,95 @@ TEST(EngineInlineWait, AWakeThatAPollerDrainedStillEndsTheNextSleep) {
     engine.end_inline_wait();
     EXPECT_LT(woken, 1s) << "the wake was lost: the wait slept out its timeout";
     EXPECT_GE(slept, 150ms) << "a wait with nothing to wake it returned early";
+}
+
+// An endpoint the application frees on another thread (dat_ep_free: destroy under the
+// endpoint's lock, then Engine::retire) just as a polling consumer takes its socket out of
+// the epoll set: after leave_poll_set let go of the lock and before detach_hot recorded
+// it. retire() had nothing to clear yet; had the record stayed, it would name the object
+// after the progress thread freed it, and the next poller or the thread itself would put
+// a freed object's socket back (found by review, shown under AddressSanitizer). The object
+// here leaves the set as TcpEp::leave_poll_set does, and frees itself in that window.
+class FreedWhileLeaving final : public Pollable {
+  public:
+    FreedWhileLeaving(Engine &e, std::atomic<bool> &freed) : engine_(e), freed_(freed) {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0) {
+            fd = sv[0];
+            peer = sv[1];
+        }
+    }
+    ~FreedWhileLeaving() override {
+        if (fd >= 0) close(fd);
+        if (peer >= 0) close(peer);
+    }
+    FreedWhileLeaving(const FreedWhileLeaving &) = delete;
+    FreedWhileLeaving &operator=(const FreedWhileLeaving &) = delete;
+
+    void on_events(std::uint32_t) noexcept override { drain(); }
+    bool hot_capable() const noexcept override { return true; }
+    HotRound poll_hot(bool) noexcept override {
+        std::lock_guard lk(mu_);
+        if (dead_) return HotRound::Gone;
+        return drain() > 0 ? HotRound::Busy : HotRound::Quiet;
+    }
+    bool leave_poll_set() noexcept override {
+        {
+            std::lock_guard lk(mu_);
+            if (dead_) return false;
+            engine_.remove_fd(fd);
+        }
+        // The application's dat_ep_free, on its own thread, in the window.
+        std::thread([this] {
+            {
+                std::lock_guard lk(mu_);
+                dead_ = true;
+            }
+            freed_.store(true);
+            engine_.retire(this);  // parked: the progress thread deletes it
+        }).join();
+        return true;
+    }
+    void rejoin_poll_set() noexcept override {}
+
+    int fd = -1, peer = -1;
+
+  private:
+    int drain() noexcept {
+        char b[64];
+        int total = 0;
+        for (ssize_t r; (r = recv(fd, b, sizeof b, MSG_DONTWAIT)) > 0;)
+            total += static_cast<int>(r);
+        return total;
+    }
+    Engine &engine_;
+    std::atomic<bool> &freed_;  // outside the object: read after it may be gone
+    std::mutex mu_;
+    bool dead_ = false;
+};
+
+TEST(EngineDetach, AnEndpointFreedAsItLeavesTheSetIsNotRemembered) {
+    ProgressPolicy p;
+    p.wait_in_epoll = false;
+    Engine engine(p);
+    ASSERT_TRUE(engine.ok());
+    std::atomic<bool> freed{false};
+    auto *v = new FreedWhileLeaving(engine, freed);
+    const Pollable *const was = v;  // compared after it is freed, never dereferenced
+    engine.adopt(v);
+    ASSERT_TRUE(engine.add(v->fd, v, EPOLLIN));
+    char c = 'x';
+    ASSERT_EQ(write(v->peer, &c, 1), 1);
+    // The message makes it the busy connection; after 64 direct polls it leaves the set.
+    // (Once `freed` is set, the progress thread may delete the object: v is not used.)
+    for (int i = 0; i < 2000 && !freed.load(); ++i) engine.poll_inline();
+    ASSERT_TRUE(freed.load()) << "the connection never left the epoll set";
+    EXPECT_FALSE(engine.detached_is(was))
+        << "the engine still names a retired object as out of the set";
+    // Later rounds, and the thread's drain of the parked object, must not reach it.
+    for (int i = 0; i < 200; ++i) engine.poll_inline();
+    std::this_thread::sleep_for(50ms);
+    for (int i = 0; i < 200; ++i) engine.poll_inline();
 }
 
 }  // namespace
