@@ -131,10 +131,13 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     RecvWr &r = rq_[slot];
     r.cookie = cookie;
     r.niov = static_cast<std::uint32_t>(n);
+    // Copied first, and the copy checked: the caller's array may change under us once it is
+    // read (another thread of a careless application), and the receive must be what passed.
+    DAT_LMR_TRIPLET *mine = &rq_iov_[slot * kMaxIov];
+    copy_iov(mine, iov, n);
     r.status =
-        util::check_local_iov(ep, n, iov, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, &total, &recv_check_);
+        util::check_local_iov(ep, n, mine, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, &total, &recv_check_);
     r.capacity = total;
-    copy_iov(&rq_iov_[slot * kMaxIov], iov, n);
     ++rq_tail_;
     if (rx_.ended) {
         // The peer's end is read and nothing more will be: flushed at once, as the rest
@@ -177,11 +180,16 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     w.niov = static_cast<std::uint32_t>(n);
     w.transmitted = false;
     w.replied = false;
+    // Copied first, and the copy checked (as in post_recv): what is sent, and its length in
+    // the frame header and in send_alone's flat buffer, is what passed the check, whatever
+    // the caller's array holds by then.
+    DAT_LMR_TRIPLET *mine = &sq_iov_[slot * kMaxIov];
+    copy_iov(mine, iov, n);
     // Local reads need no privilege; an RDMA read (and an atomic's original value)
     // writes into local memory.
     const bool atomic = x != nullptr && !x->immed_op;
     w.status = util::check_local_iov(
-        ep, n, iov,
+        ep, n, mine,
         dto == DAT_DTO_RDMA_READ || atomic ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG : DAT_MEM_PRIV_NONE_FLAG,
         &w.total, &request_check_);
     // The transport's limit, not the EP attribute: like an HCA, we do not hold consumers
@@ -190,7 +198,6 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     if (w.status == DAT_DTO_SUCCESS &&
         w.total > (dto == DAT_DTO_SEND ? lim.max_message_size : lim.max_rdma_size))
         w.status = DAT_DTO_ERR_LOCAL_LENGTH;
-    copy_iov(&sq_iov_[slot * kMaxIov], iov, n);
     auto seq = static_cast<std::uint32_t>(sq_tail_);
     switch (static_cast<int>(dto)) {  // DAT_DTOS, or a DAT_IB_DTOS value
         case DAT_DTO_SEND:

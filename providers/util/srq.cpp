@@ -28,11 +28,13 @@ void SrqRing::reshape(std::size_t capacity, std::size_t max_iov) {
     tail_ = n;
 }
 
-void SrqRing::push(const SrqRecv &r, const DAT_LMR_TRIPLET *iov) noexcept {
+SrqRing::Stored SrqRing::push(const SrqRecv &r, const DAT_LMR_TRIPLET *iov) noexcept {
     const std::size_t slot = static_cast<std::size_t>(tail_ % slots_.size());
     slots_[slot] = r;
-    if (r.niov > 0) std::memcpy(&iov_[slot * stride_], iov, sizeof(DAT_LMR_TRIPLET) * r.niov);
+    DAT_LMR_TRIPLET *mine = &iov_[slot * stride_];
+    if (r.niov > 0) std::memcpy(mine, iov, sizeof(DAT_LMR_TRIPLET) * r.niov);
     ++tail_;
+    return {slots_[slot], mine};
 }
 
 bool SrqRing::pop(SrqRecv *r, DAT_LMR_TRIPLET *iov) noexcept {
@@ -52,8 +54,10 @@ DAT_RETURN srq_post_locked(Srq *srq, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
     SrqRecv r;
     r.cookie = cookie;
     r.niov = static_cast<std::uint32_t>(n);
-    r.status = srq->ia->mem.check_iov(iov, n, srq->pz, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, &r.capacity);
-    srq->ring.push(r, iov);
+    // Stored first, and the stored copy checked: what a message lands in is what passed.
+    SrqRing::Stored s = srq->ring.push(r, iov);
+    s.recv.status =
+        srq->ia->mem.check_iov(s.iov, n, srq->pz, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, &s.recv.capacity);
     return DAT_SUCCESS;
 }
 

@@ -39,8 +39,14 @@ class SrqRing {
     std::size_t size() const noexcept { return static_cast<std::size_t>(tail_ - head_); }
     std::size_t capacity() const noexcept { return slots_.size(); }
     bool full() const noexcept { return size() == capacity(); }
-    // Appends (the caller checked !full() and n <= max_iov).
-    void push(const SrqRecv &r, const DAT_LMR_TRIPLET *iov) noexcept;
+    // Appends (the caller checked !full() and n <= max_iov). Returns the stored receive and
+    // its stored IOV: a post checks that copy, not the caller's array, which may change
+    // once it is read.
+    struct Stored {
+        SrqRecv &recv;
+        const DAT_LMR_TRIPLET *iov;
+    };
+    Stored push(const SrqRecv &r, const DAT_LMR_TRIPLET *iov) noexcept;
     // Removes the oldest into *r and iov (room for r->niov segments); false when empty.
     bool pop(SrqRecv *r, DAT_LMR_TRIPLET *iov) noexcept;
 
