@@ -321,6 +321,13 @@ void TcpEp::protocol_error(const char *why) noexcept {
              "EP %p: malformed frame from peer (%s: magic 0x%x version %u op %u length %u)",
              static_cast<void *>(ep), why, rx_.hdr.magic, rx_.hdr.version, rx_.hdr.op,
              rx_.hdr.length);
+    if (phase_ == Phase::AwaitAccept) {
+        // The listener's answer to our request is malformed: no connection was made, so the
+        // connect ends as it does when a listener that is not our peer closes
+        // (rx_stream_ended), not as a broken connection with an asynchronous error.
+        rx_teardown(DAT_CONNECTION_EVENT_NON_PEER_REJECTED);
+        return;
+    }
     util::post_async(ep->ia, DAT_ASYNC_ERROR_EP_BROKEN, ep);
     rx_teardown(DAT_CONNECTION_EVENT_BROKEN);
 }

@@ -477,3 +477,58 @@ TEST(HostilePeer, AnIovChangedDuringAPostIsSentAsItWasChecked) {
     EXPECT_GT(shorts, 0u);
     EXPECT_LT(shorts, kMsgs);
 }
+
+// A listener that answers our connection request with something malformed: a frame that
+// is no answer (a SEND, a CONN_REQ back), a CONN_ACC announcing more private data than
+// a connection may carry, or one with an invalid header length. No connection was made:
+// the connect ends as one a listener that closes ends, NON_PEER_REJECTED, with no
+// asynchronous error. Before, each reported a broken connection (BROKEN and
+// DAT_ASYNC_ERROR_EP_BROKEN) for an endpoint that never connected.
+TEST(HostilePeer, AMalformedAnswerToOurConnectIsANonPeerReject) {
+    struct Case {
+        const char *what;
+        FrameHeader answer;
+    };
+    FrameHeader too_much = make_header(kConnAcc, 257);
+    FrameHeader bad_hdr_len = make_header(kConnAcc, 0);
+    bad_hdr_len.hdr_len = 4;
+    const Case cases[] = {{"a SEND", make_header(kSend, 0)},
+                          {"a CONN_REQ back", make_header(kConnReq, 0)},
+                          {"a CONN_ACC with 257 bytes of private data", too_much},
+                          {"a CONN_ACC with hdr_len 4", bad_hdr_len}};
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.what);
+        std::uint16_t port = 0;
+        int l = attack::listen_tcp(own_address(), &port);
+        ASSERT_GE(l, 0);
+        Node s;
+        ASSERT_EQ(s.open(), DAT_SUCCESS);
+        ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+        sockaddr_in sin{};
+        sin.sin_family = AF_INET;
+        sin.sin_addr = own_address();
+        ASSERT_EQ(dat_ep_connect(s.ep, reinterpret_cast<sockaddr *>(&sin), port, 5'000'000, 0,
+                                 nullptr, DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
+                  DAT_SUCCESS);
+        int fd = accept(l, nullptr, nullptr);
+        close(l);
+        ASSERT_GE(fd, 0);
+        FrameHeader req{};
+        ASSERT_TRUE(attack::recv_all(fd, &req, sizeof req));
+        EXPECT_EQ(req.op, kConnReq);
+        ASSERT_TRUE(attack::send_all(fd, &c.answer, sizeof c.answer));
+        if (c.answer.length > 0) {
+            std::vector<unsigned char> pdata(c.answer.length, 0x5A);
+            attack::send_all(fd, pdata.data(), pdata.size());  // may be refused part-way
+        }
+        DAT_EVENT ev;
+        ASSERT_EQ(s.next(s.conn_evd, &ev, 3'000'000), DAT_SUCCESS) << "the connect did not end";
+        EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_NON_PEER_REJECTED);
+        EXPECT_EQ(DAT_GET_TYPE(dat_evd_dequeue(s.async_evd, &ev)), DAT_QUEUE_EMPTY)
+            << "an asynchronous event 0x" << std::hex << ev.event_number;
+        DAT_EP_STATE st = DAT_EP_STATE_CONNECTED;
+        ASSERT_EQ(dat_ep_get_status(s.ep, &st, nullptr, nullptr), DAT_SUCCESS);
+        EXPECT_EQ(st, DAT_EP_STATE_DISCONNECTED);
+        close(fd);
+    }
+}
