@@ -304,8 +304,8 @@ inline constexpr Spec kTcpCloseMs{
     1,
     3600000,
     "a graceful dat_ep_disconnect waits this long for the peer's end, and a peer that ended its "
-    "stream this long for the answers it asked for to leave, then the connection closes anyway "
-    "(read when an IA opens)"};
+    "stream this long for the answers it asked for to leave or for a receive its waiting message "
+    "needs, then the connection closes anyway (read when an IA opens)"};
 inline constexpr Spec kTcpConnectAnswerMs{
     "DAT_TCP_CONNECT_ANSWER_MS",
     Type::kInt,

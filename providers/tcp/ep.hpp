@@ -175,6 +175,7 @@ class TcpEp final : public Pollable {
     // Ends the connection from the receive side: the round's answers go out first.
     void rx_teardown(DAT_EVENT_NUMBER event) noexcept;
     void rx_stream_ended(int err) noexcept;
+    void peer_ended_while_blocked() noexcept;
     bool rx_header() noexcept;
     Step rx_dispatch() noexcept;
     Step rx_payload_done() noexcept;

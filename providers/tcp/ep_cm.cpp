@@ -44,6 +44,8 @@ bool TcpEp::leave_to_waiter() noexcept {
                 // Waiting for a receive buffer, or sending the answers to a peer whose
                 // end we read, but the connection is already gone.
                 teardown(ended_or(DAT_CONNECTION_EVENT_BROKEN), true);
+            } else if (!rx_.reading() && (events & EPOLLRDHUP)) {
+                if (rx_.blocked && !rx_.ended && !rx_.peer_fin) peer_ended_while_blocked();
             } else {
                 rx_progress(&tx_budget);
             }
@@ -107,6 +109,17 @@ void TcpEp::on_tick(std::chrono::steady_clock::time_point now) noexcept {
     std::lock_guard lk(ep->mu);
     if (dead_ || !ticking_) return;
     if (close_deadline_tick(now)) return;  // limits per peer: graceful close / drain deadline
+    if (phase_ == Phase::Connected && rx_.peer_fin) {
+        // peer_ended_while_blocked: a receive posted in time lets the round go on (and read
+        // the peer's end); still waiting at the deadline, the connection ends.
+        if (!rx_.blocked || now < deadline_) return;
+        DAPL_TRC(trace::kInfo, "tcp",
+                 "EP %p: no receive for the peer's waiting message within DAT_TCP_CLOSE_MS "
+                 "after the peer ended its stream: closing",
+                 static_cast<void *>(ep));
+        teardown(DAT_CONNECTION_EVENT_BROKEN, true);
+        return;
+    }
     bool pending =
         phase_ == Phase::RetryWait || phase_ == Phase::Connecting || phase_ == Phase::AwaitAccept;
     if (!pending) return;

@@ -133,6 +133,25 @@ void TcpEp::rx_stream_ended(int err) noexcept {
     rx_teardown(event);
 }
 
+// The peer ended its stream (EPOLLRDHUP: its FIN, or its close) while a frame of it waits
+// for a receive, an SRQ's receive or room in the control ring. It sends nothing more, and
+// what it sent stays unread until the wait ends: its own DISC may be there, behind the
+// waiting message. Without a look at the socket meanwhile, the endpoint stayed CONNECTED,
+// its socket open, until a keepalive probe failed (some 70 s after a close) or, for a peer
+// that only shut down its sending side, for ever: an SRQ server kept every endpoint whose
+// peer left a message behind. Now the peer's end starts the close deadline
+// (DAT_TCP_CLOSE_MS, limits per peer): a receive posted in time lets the round go on and
+// read the rest (the message, then DISC or the end of the stream); otherwise the
+// connection ends BROKEN at the deadline (TcpEp::on_tick), the waiting message unread.
+void TcpEp::peer_ended_while_blocked() noexcept {
+    rx_.peer_fin = true;  // EPOLLRDHUP is level-triggered: update_poll stops asking for it
+    DAPL_TRC(trace::kInfo, "tcp",
+             "EP %p: the peer ended its stream while its frame waits for a receive; "
+             "DAT_TCP_CLOSE_MS to post one",
+             static_cast<void *>(ep));
+    arm_close_deadline(false);
+}
+
 // The base header is in: check what holds for every frame (magic, the agreed version, a
 // header length, flags and op that version and its capabilities define), so nothing of an
 // invalid frame is read further. False: the connection is gone.

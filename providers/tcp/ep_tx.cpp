@@ -661,7 +661,10 @@ void TcpEp::idle(bool *recv_idle, bool *req_idle) const noexcept {
     if (phase_ == Phase::Connecting) {
         want = EPOLLOUT;
     } else {
-        if (rx_.reading()) want |= kReadEvents;
+        if (rx_.reading())
+            want |= kReadEvents;
+        else if (rx_.blocked && !rx_.ended && !rx_.peer_fin)
+            want |= EPOLLRDHUP;  // the peer's end, while we wait (on_events)
         // EPOLLOUT only for a frame the next transmit round can pick: the socket is
         // always writable, and a frame that must wait would keep the round coming back
         // with nothing to send (a busy loop). Requests wait after a violation's NAK (our

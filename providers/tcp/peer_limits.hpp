@@ -17,7 +17,8 @@ struct PeerLimits {
     std::size_t max_pending = 64;
     // A graceful dat_ep_disconnect waits this long for the peer's end of the connection,
     // and a peer that ended its stream this long for the answers it asked for to leave
-    // (TcpEp::rx_teardown); then the connection closes anyway (DAT_TCP_CLOSE_MS).
+    // (TcpEp::rx_teardown) or for a receive its waiting message needs
+    // (TcpEp::peer_ended_while_blocked); then the connection closes anyway (DAT_TCP_CLOSE_MS).
     std::chrono::milliseconds close{5000};
     // A dat_ep_connect without a timeout waits this long for the peer's CONN_ACC or
     // CONN_REJ once the socket connected (DAT_TCP_CONNECT_ANSWER_MS): a listener that

@@ -36,6 +36,10 @@ struct RxState {
     // and the connection ends once the answers already queued have left
     // (TcpEp::rx_teardown).
     bool ended = false;
+    // The peer's FIN came while this side waits (blocked): it sends nothing more, and what
+    // it sent stays unread until a receive is posted; the close deadline runs
+    // (TcpEp::peer_ended_while_blocked).
+    bool peer_fin = false;
 
     // Whether a round reads the socket now.
     bool reading() const noexcept { return !blocked && !ended; }

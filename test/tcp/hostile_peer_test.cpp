@@ -532,3 +532,119 @@ TEST(HostilePeer, AMalformedAnswerToOurConnectIsANonPeerReject) {
         close(fd);
     }
 }
+
+namespace {
+
+// Opens `s` with DAT_TCP_CLOSE_MS = `ms`.
+DAT_RETURN open_with_close_ms(Node &s, const char *ms) {
+    setenv("DAT_TCP_CLOSE_MS", ms, 1);
+    DAT_RETURN rc = s.open();
+    unsetenv("DAT_TCP_CLOSE_MS");
+    return rc;
+}
+
+// A SEND of 16 bytes and the peer's DISC behind it, then the peer's end of the stream:
+// close(), or shutdown(SHUT_WR) only (a peer that stays, answering keepalives, and
+// reads nothing more).
+void send_then_leave(int fd, bool close_it) {
+    FrameHeader send = make_header(kSend, 16, 1);
+    unsigned char payload[16];
+    std::memset(payload, 0xC3, sizeof payload);
+    FrameHeader disc = make_header(kDisc, 0, 2);
+    EXPECT_TRUE(attack::send_all(fd, &send, sizeof send));
+    EXPECT_TRUE(attack::send_all(fd, payload, sizeof payload));
+    EXPECT_TRUE(attack::send_all(fd, &disc, sizeof disc));
+    if (close_it)
+        close(fd);
+    else
+        shutdown(fd, SHUT_WR);
+}
+
+DAT_EP_STATE ep_state(DAT_EP_HANDLE ep) {
+    DAT_EP_STATE st = DAT_EP_STATE_CONNECTED;
+    EXPECT_EQ(dat_ep_get_status(ep, &st, nullptr, nullptr), DAT_SUCCESS);
+    return st;
+}
+
+}  // namespace
+
+// The peer sends a message and leaves while no receive is posted: its SEND waits, and
+// nothing more was read from the connection. Its end now starts the close deadline
+// (DAT_TCP_CLOSE_MS, here 400 ms): the connection ends, BROKEN, in bounded time, the
+// socket closed. Before, the endpoint stayed CONNECTED until a keepalive probe failed
+// (71 s after a close, measured) or, for a peer that only shut down its sending side,
+// for ever. Both ways of leaving, and on an endpoint whose SRQ is empty.
+TEST(HostilePeer, APeerThatLeavesBehindAWaitingMessageIsNoticed) {
+    for (bool srq_ep : {false, true}) {
+        for (bool close_it : {true, false}) {
+            SCOPED_TRACE(std::string(srq_ep ? "SRQ endpoint, " : "") +
+                         (close_it ? "the peer closes" : "the peer shuts down its sending side"));
+            Node s;
+            ASSERT_EQ(open_with_close_ms(s, "400"), DAT_SUCCESS);
+            DAT_SRQ_HANDLE srq = DAT_HANDLE_NULL;
+            if (srq_ep) {
+                DAT_SRQ_ATTR a{4, 1, 0};
+                ASSERT_EQ(dat_srq_create(s.ia, s.pz, &a, &srq), DAT_SUCCESS);
+                ASSERT_EQ(dat_ep_create_with_srq(s.ia, s.pz, s.recv_evd, s.req_evd, s.conn_evd, srq,
+                                                 nullptr, &s.ep),
+                          DAT_SUCCESS);
+            } else {
+                ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+            }
+            DAT_CONN_QUAL qual = 0;
+            ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+            int fd = raw_peer(s, qual);
+            ASSERT_GE(fd, 0);
+            const auto t0 = std::chrono::steady_clock::now();
+            send_then_leave(fd, close_it);
+            DAT_EVENT ev;
+            ASSERT_EQ(s.next(s.conn_evd, &ev, 5'000'000), DAT_SUCCESS)
+                << "the peer's departure went unseen";
+            const auto took = std::chrono::steady_clock::now() - t0;
+            EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
+            EXPECT_GE(took, 350ms) << "ended before the deadline";
+            EXPECT_EQ(ep_state(s.ep), DAT_EP_STATE_DISCONNECTED);
+            if (!close_it) {
+                EXPECT_TRUE(attack::wait_closed(fd, 5000)) << "the socket stayed open";
+                close(fd);
+            }
+            if (srq_ep) {
+                ASSERT_EQ(dat_ep_free(s.ep), DAT_SUCCESS);
+                s.ep = DAT_HANDLE_NULL;
+                EXPECT_EQ(dat_srq_free(srq), DAT_SUCCESS);
+            }
+        }
+    }
+}
+
+// The same departure, but the application posts a receive before the deadline: it gets
+// the message, and then the peer's graceful end (its DISC), as it did before the
+// deadline existed.
+TEST(HostilePeer, AReceivePostedInTimeAfterThePeerLeftGetsItsMessage) {
+    Node s;
+    ASSERT_EQ(open_with_close_ms(s, "5000"), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    Buffer rbuf;
+    ASSERT_EQ(s.reg(&rbuf, 64), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    int fd = raw_peer(s, qual);
+    ASSERT_GE(fd, 0);
+    send_then_leave(fd, false);
+    std::this_thread::sleep_for(300ms);  // the peer's end is seen meanwhile
+    DAT_EVENT ev;
+    EXPECT_EQ(DAT_GET_TYPE(s.next(s.conn_evd, &ev, 0)), DAT_TIMEOUT_EXPIRED)
+        << "the connection ended before the deadline";
+    DAT_LMR_TRIPLET t = rbuf.iov();
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = 5;
+    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &t, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.transfered_length, 16u);
+    EXPECT_EQ(rbuf.mem[0], 0xC3);
+    ASSERT_EQ(s.next(s.conn_evd, &ev, 3'000'000), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_DISCONNECTED);
+    EXPECT_TRUE(attack::wait_closed(fd, 5000));
+    close(fd);
+}
