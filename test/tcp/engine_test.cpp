@@ -24,25 +24,29 @@ using opendat::tcp::Pollable;
 using opendat::tcp::ProgressPolicy;
 using Clock = std::chrono::steady_clock;
 
-// One end of a socketpair, registered with the engine; the test writes to the other end.
-// It counts the bytes it read and whether epoll (on_events) or a direct round (poll_hot)
-// brought them.
-class Conn final : public Pollable {
-  public:
-    Conn() {
+// A non-blocking socketpair: `fd` is registered with the engine, the test writes to `peer`.
+struct SocketPair {
+    SocketPair() {
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0) {
             fd = sv[0];
             peer = sv[1];
         }
     }
-    ~Conn() override {
+    ~SocketPair() {
         if (fd >= 0) close(fd);
         if (peer >= 0) close(peer);
     }
-    Conn(const Conn &) = delete;
-    Conn &operator=(const Conn &) = delete;
+    SocketPair(const SocketPair &) = delete;
+    SocketPair &operator=(const SocketPair &) = delete;
+    int fd = -1, peer = -1;
+};
 
+// One end of a socketpair, registered with the engine; the test writes to the other end.
+// It counts the bytes it read and whether epoll (on_events) or a direct round (poll_hot)
+// brought them.
+class Conn final : public Pollable, public SocketPair {
+  public:
     // Each path counts itself before `bytes` moves: ping() returns on `bytes`.
     void on_events(std::uint32_t) noexcept override {
         const int n = drain();
@@ -83,7 +87,6 @@ class Conn final : public Pollable {
         return true;
     }
 
-    int fd = -1, peer = -1;
     std::atomic<int> bytes{0}, by_epoll{0}, by_hot{0}, hot_calls{0};
     std::atomic<bool> gone{false}, always_busy{false};
     std::atomic<bool> gone_answered{false};  // a round has said Gone
@@ -368,21 +371,9 @@ TEST(EngineInlineWait, AWakeThatAPollerDrainedStillEndsTheNextSleep) {
 // after the progress thread freed it, and the next poller or the thread itself would put
 // a freed object's socket back (found by review, shown under AddressSanitizer). The object
 // here leaves the set as TcpEp::leave_poll_set does, and frees itself in that window.
-class FreedWhileLeaving final : public Pollable {
+class FreedWhileLeaving final : public Pollable, public SocketPair {
   public:
-    FreedWhileLeaving(Engine &e, std::atomic<bool> &freed) : engine_(e), freed_(freed) {
-        int sv[2];
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0) {
-            fd = sv[0];
-            peer = sv[1];
-        }
-    }
-    ~FreedWhileLeaving() override {
-        if (fd >= 0) close(fd);
-        if (peer >= 0) close(peer);
-    }
-    FreedWhileLeaving(const FreedWhileLeaving &) = delete;
-    FreedWhileLeaving &operator=(const FreedWhileLeaving &) = delete;
+    FreedWhileLeaving(Engine &e, std::atomic<bool> &freed) : engine_(e), freed_(freed) {}
 
     void on_events(std::uint32_t) noexcept override { drain(); }
     bool hot_capable() const noexcept override { return true; }
@@ -409,8 +400,6 @@ class FreedWhileLeaving final : public Pollable {
         return true;
     }
     void rejoin_poll_set() noexcept override {}
-
-    int fd = -1, peer = -1;
 
   private:
     int drain() noexcept {
