@@ -176,6 +176,9 @@ class TcpEp final : public Pollable {
     void rx_teardown(DAT_EVENT_NUMBER event) noexcept;
     void rx_stream_ended(int err) noexcept;
     void peer_ended_while_blocked() noexcept;
+    // Receives completed, answers sent and requests completed so far: moves whenever a wait
+    // of the receive side (a receive, an SRQ's, room for answers) has ended.
+    std::uint64_t progress_mark() const noexcept { return rq_head_ + ctrl_head_ + sq_head_; }
     bool rx_header() noexcept;
     Step rx_dispatch() noexcept;
     Step rx_payload_done() noexcept;
@@ -264,6 +267,9 @@ class TcpEp final : public Pollable {
     std::chrono::steady_clock::time_point deadline_{};     // connect timeout (max() = none)
     std::chrono::steady_clock::time_point retry_until_{};  // refused connects retried until then
     std::chrono::steady_clock::time_point next_attempt_{};
+    // After the peer's end while blocked (peer_ended_while_blocked): the work done when the
+    // deadline was last armed (progress_mark); work done since renews it (on_tick).
+    std::uint64_t fin_mark_ = 0;
     sockaddr_storage dst_{};  // where connect() goes
 
     // Request ring: counters grow forever; slot = sq_slot(counter).

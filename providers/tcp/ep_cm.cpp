@@ -110,12 +110,17 @@ void TcpEp::on_tick(std::chrono::steady_clock::time_point now) noexcept {
     if (dead_ || !ticking_) return;
     if (close_deadline_tick(now)) return;  // limits per peer: graceful close / drain deadline
     if (phase_ == Phase::Connected && rx_.peer_fin) {
-        // peer_ended_while_blocked: a receive posted in time lets the round go on (and read
-        // the peer's end); still waiting at the deadline, the connection ends.
+        // peer_ended_while_blocked: work done since the deadline was armed (a wait ended)
+        // renews it; a wait still unchanged at the deadline ends the connection.
+        if (const std::uint64_t mark = progress_mark(); mark != fin_mark_) {
+            fin_mark_ = mark;
+            arm_close_deadline(false);
+            return;
+        }
         if (!rx_.blocked || now < deadline_) return;
         DAPL_TRC(trace::kInfo, "tcp",
-                 "EP %p: no receive for the peer's waiting message within DAT_TCP_CLOSE_MS "
-                 "after the peer ended its stream: closing",
+                 "EP %p: the peer ended its stream and its frame waited DAT_TCP_CLOSE_MS for a "
+                 "receive or room for answers: closing",
                  static_cast<void *>(ep));
         teardown(DAT_CONNECTION_EVENT_BROKEN, true);
         return;

@@ -141,14 +141,20 @@ void TcpEp::rx_stream_ended(int err) noexcept {
 // that only shut down its sending side, for ever: an SRQ server kept every endpoint whose
 // peer left a message behind. Now the peer's end starts the close deadline
 // (DAT_TCP_CLOSE_MS, limits per peer): a receive posted in time lets the round go on and
-// read the rest (the message, then DISC or the end of the stream); otherwise the
-// connection ends BROKEN at the deadline (TcpEp::on_tick), the waiting message unread.
+// read the rest (the message, then DISC or the end of the stream). Each time a wait ends
+// (a receive completes, an answer leaves) the peer gets the time again, so a peer that left
+// many messages behind for a receiver that keeps posting, or many reads whose answers still
+// leave, loses nothing; a wait that makes no progress for that long ends the connection
+// BROKEN (TcpEp::on_tick), the waiting message unread. Connected endpoints only: a graceful
+// close of ours (Closing) has its own deadline already.
 void TcpEp::peer_ended_while_blocked() noexcept {
     rx_.peer_fin = true;  // EPOLLRDHUP is level-triggered: update_poll stops asking for it
+    if (phase_ != Phase::Connected) return;
     DAPL_TRC(trace::kInfo, "tcp",
-             "EP %p: the peer ended its stream while its frame waits for a receive; "
-             "DAT_TCP_CLOSE_MS to post one",
+             "EP %p: the peer ended its stream while its frame waits for a receive or room "
+             "for answers; DAT_TCP_CLOSE_MS for each wait",
              static_cast<void *>(ep));
+    fin_mark_ = progress_mark();
     arm_close_deadline(false);
 }
 

@@ -648,3 +648,79 @@ TEST(HostilePeer, AReceivePostedInTimeAfterThePeerLeftGetsItsMessage) {
     EXPECT_TRUE(attack::wait_closed(fd, 5000));
     close(fd);
 }
+
+// The peer leaves three messages behind, then its DISC and its end, for a receiver that
+// posts one receive every 250 ms with DAT_TCP_CLOSE_MS at 400: the deadline counts from
+// the last message taken, not from the peer's end, so every message arrives, then the
+// graceful end (a review found the first version ending such a connection BROKEN once
+// 400 ms had passed in all).
+TEST(HostilePeer, AReceiverThatKeepsPostingGetsEveryMessageAPeerLeftBehind) {
+    Node s;
+    ASSERT_EQ(open_with_close_ms(s, "400"), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    Buffer rbuf;
+    ASSERT_EQ(s.reg(&rbuf, 64), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    int fd = raw_peer(s, qual);
+    ASSERT_GE(fd, 0);
+    unsigned char payload[16];
+    for (std::uint32_t i = 1; i <= 3; ++i) {
+        FrameHeader send = make_header(kSend, sizeof payload, i);
+        std::memset(payload, static_cast<int>(i), sizeof payload);
+        ASSERT_TRUE(attack::send_all(fd, &send, sizeof send));
+        ASSERT_TRUE(attack::send_all(fd, payload, sizeof payload));
+    }
+    FrameHeader disc = make_header(kDisc, 0, 4);
+    ASSERT_TRUE(attack::send_all(fd, &disc, sizeof disc));
+    shutdown(fd, SHUT_WR);
+    DAT_EVENT ev;
+    for (unsigned i = 1; i <= 3; ++i) {
+        SCOPED_TRACE("message " + std::to_string(i));
+        std::this_thread::sleep_for(250ms);
+        EXPECT_EQ(DAT_GET_TYPE(s.next(s.conn_evd, &ev, 0)), DAT_TIMEOUT_EXPIRED)
+            << "the connection ended while the receiver kept posting";
+        DAT_LMR_TRIPLET t = rbuf.iov();
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = i;
+        ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &t, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+        ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
+        EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+        EXPECT_EQ(rbuf.mem[0], i);
+    }
+    ASSERT_EQ(s.next(s.conn_evd, &ev, 3'000'000), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_DISCONNECTED);
+    EXPECT_TRUE(attack::wait_closed(fd, 5000));
+    close(fd);
+}
+
+// Our own graceful disconnect on an endpoint whose receive side waits (the peer's SEND,
+// no receive posted) ends when the peer's end comes: here 600 ms after it began, well
+// before its deadline (DAT_TCP_CLOSE_MS at 3000), and BROKEN, as the peer's message was
+// never taken. The peer's end is not taken for a departure behind a waiting message,
+// whose deadline would run anew from there.
+TEST(HostilePeer, OurGracefulCloseOfAWaitingEndpointEndsWithThePeersEnd) {
+    Node s;
+    ASSERT_EQ(open_with_close_ms(s, "3000"), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    int fd = raw_peer(s, qual);
+    ASSERT_GE(fd, 0);
+    FrameHeader send = make_header(kSend, 16, 1);
+    unsigned char payload[16] = {};
+    ASSERT_TRUE(attack::send_all(fd, &send, sizeof send));
+    ASSERT_TRUE(attack::send_all(fd, payload, sizeof payload));
+    std::this_thread::sleep_for(100ms);  // read: the SEND waits for a receive
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+    std::this_thread::sleep_for(600ms);
+    shutdown(fd, SHUT_WR);
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.conn_evd, &ev, 5'000'000), DAT_SUCCESS);
+    const auto took = std::chrono::steady_clock::now() - t0;
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
+    EXPECT_GE(took, 550ms);
+    EXPECT_LT(took, 2500ms) << "the close waited for its deadline";
+    close(fd);
+}
