@@ -175,6 +175,13 @@ class TcpEp final : public Pollable {
     // Ends the connection from the receive side: the round's answers go out first.
     void rx_teardown(DAT_EVENT_NUMBER event) noexcept;
     void rx_stream_ended(int err) noexcept;
+    // How a connection that fails from the receive side ends: a connect still waiting for
+    // its answer (AwaitAccept) was never made, so a listener that closes or answers
+    // garbage is a non-peer reject; anything later is a broken connection.
+    DAT_EVENT_NUMBER failure_event() const noexcept {
+        return phase_ == Phase::AwaitAccept ? DAT_CONNECTION_EVENT_NON_PEER_REJECTED
+                                            : DAT_CONNECTION_EVENT_BROKEN;
+    }
     void peer_ended_while_blocked() noexcept;
     // Receives completed, answers sent and requests completed so far: moves whenever a wait
     // of the receive side (a receive, an SRQ's, room for answers) has ended.

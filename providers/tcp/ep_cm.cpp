@@ -45,7 +45,7 @@ bool TcpEp::leave_to_waiter() noexcept {
                 // end we read, but the connection is already gone.
                 teardown(ended_or(DAT_CONNECTION_EVENT_BROKEN), true);
             } else if (!rx_.reading() && (events & EPOLLRDHUP)) {
-                if (rx_.blocked && !rx_.ended && !rx_.peer_fin) peer_ended_while_blocked();
+                if (rx_.awaits_peer_end()) peer_ended_while_blocked();
             } else {
                 rx_progress(&tx_budget);
             }
@@ -339,15 +339,12 @@ void TcpEp::protocol_error(const char *why) noexcept {
              "EP %p: malformed frame from peer (%s: magic 0x%x version %u op %u length %u)",
              static_cast<void *>(ep), why, rx_.hdr.magic, rx_.hdr.version, rx_.hdr.op,
              rx_.hdr.length);
-    if (phase_ == Phase::AwaitAccept) {
-        // The listener's answer to our request is malformed: no connection was made, so the
-        // connect ends as it does when a listener that is not our peer closes
-        // (rx_stream_ended), not as a broken connection with an asynchronous error.
-        rx_teardown(DAT_CONNECTION_EVENT_NON_PEER_REJECTED);
-        return;
-    }
-    util::post_async(ep->ia, DAT_ASYNC_ERROR_EP_BROKEN, ep);
-    rx_teardown(DAT_CONNECTION_EVENT_BROKEN);
+    // A malformed answer to our own request (AwaitAccept) is no broken connection, as none
+    // was made: no asynchronous error, and the connect's end as for a stream that ends.
+    const DAT_EVENT_NUMBER event = failure_event();
+    if (event == DAT_CONNECTION_EVENT_BROKEN)
+        util::post_async(ep->ia, DAT_ASYNC_ERROR_EP_BROKEN, ep);
+    rx_teardown(event);
 }
 
 void TcpEp::flush_recvs(bool post_events) noexcept {

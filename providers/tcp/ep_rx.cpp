@@ -125,10 +125,8 @@ void TcpEp::rx_stream_ended(int err) noexcept {
     }
     // After our DISC or theirs an orderly close is the normal end; otherwise the peer
     // vanished without saying goodbye.
-    DAT_EVENT_NUMBER event = DAT_CONNECTION_EVENT_BROKEN;
-    if (phase_ == Phase::AwaitAccept)
-        event = DAT_CONNECTION_EVENT_NON_PEER_REJECTED;
-    else if (err == 0 && phase_ == Phase::Closing && !rx_.discard_all)
+    DAT_EVENT_NUMBER event = failure_event();
+    if (err == 0 && phase_ == Phase::Closing && !rx_.discard_all)
         event = DAT_CONNECTION_EVENT_DISCONNECTED;
     rx_teardown(event);
 }

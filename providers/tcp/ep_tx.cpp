@@ -663,7 +663,7 @@ void TcpEp::idle(bool *recv_idle, bool *req_idle) const noexcept {
     } else {
         if (rx_.reading())
             want |= kReadEvents;
-        else if (rx_.blocked && !rx_.ended && !rx_.peer_fin)
+        else if (rx_.awaits_peer_end())
             want |= EPOLLRDHUP;  // the peer's end, while we wait (on_events)
         // EPOLLOUT only for a frame the next transmit round can pick: the socket is
         // always writable, and a frame that must wait would keep the round coming back

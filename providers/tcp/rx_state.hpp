@@ -43,6 +43,9 @@ struct RxState {
 
     // Whether a round reads the socket now.
     bool reading() const noexcept { return !blocked && !ended; }
+    // Whether epoll should report the peer's end meanwhile (EPOLLRDHUP, level-triggered:
+    // asked for until it came once; TcpEp::peer_ended_while_blocked).
+    bool awaits_peer_end() const noexcept { return blocked && !ended && !peer_fin; }
 
     // The first byte of a new stream.
     void reset() noexcept { *this = RxState{}; }

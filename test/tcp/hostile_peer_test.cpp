@@ -543,21 +543,48 @@ DAT_RETURN open_with_close_ms(Node &s, const char *ms) {
     return rc;
 }
 
+// A SEND of 16 bytes, each `fill`, with sequence number `seq`.
+bool send_message(int fd, std::uint32_t seq, unsigned char fill) {
+    FrameHeader send = make_header(kSend, 16, seq);
+    unsigned char payload[16];
+    std::memset(payload, fill, sizeof payload);
+    return attack::send_all(fd, &send, sizeof send) &&
+           attack::send_all(fd, payload, sizeof payload);
+}
+
 // A SEND of 16 bytes and the peer's DISC behind it, then the peer's end of the stream:
 // close(), or shutdown(SHUT_WR) only (a peer that stays, answering keepalives, and
 // reads nothing more).
 void send_then_leave(int fd, bool close_it) {
-    FrameHeader send = make_header(kSend, 16, 1);
-    unsigned char payload[16];
-    std::memset(payload, 0xC3, sizeof payload);
     FrameHeader disc = make_header(kDisc, 0, 2);
-    EXPECT_TRUE(attack::send_all(fd, &send, sizeof send));
-    EXPECT_TRUE(attack::send_all(fd, payload, sizeof payload));
+    EXPECT_TRUE(send_message(fd, 1, 0xC3));
     EXPECT_TRUE(attack::send_all(fd, &disc, sizeof disc));
     if (close_it)
         close(fd);
     else
         shutdown(fd, SHUT_WR);
+}
+
+// Posts one receive into `rbuf` and takes its completion: the peer's 16-byte message,
+// each byte `fill`.
+void take_message(Node &s, const Buffer &rbuf, unsigned char fill) {
+    DAT_LMR_TRIPLET t = rbuf.iov();
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = fill;
+    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &t, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.transfered_length, 16u);
+    EXPECT_EQ(rbuf.mem[0], fill);
+}
+
+// The peer's DISC, read after its messages: DISCONNECTED, and our end of the socket closed.
+void expect_graceful_end(Node &s, int fd) {
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.conn_evd, &ev, 3'000'000), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_DISCONNECTED);
+    EXPECT_TRUE(attack::wait_closed(fd, 5000));
 }
 
 DAT_EP_STATE ep_state(DAT_EP_HANDLE ep) {
@@ -635,17 +662,8 @@ TEST(HostilePeer, AReceivePostedInTimeAfterThePeerLeftGetsItsMessage) {
     DAT_EVENT ev;
     EXPECT_EQ(DAT_GET_TYPE(s.next(s.conn_evd, &ev, 0)), DAT_TIMEOUT_EXPIRED)
         << "the connection ended before the deadline";
-    DAT_LMR_TRIPLET t = rbuf.iov();
-    DAT_DTO_COOKIE ck;
-    ck.as_64 = 5;
-    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &t, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
-    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
-    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
-    EXPECT_EQ(ev.event_data.dto_completion_event_data.transfered_length, 16u);
-    EXPECT_EQ(rbuf.mem[0], 0xC3);
-    ASSERT_EQ(s.next(s.conn_evd, &ev, 3'000'000), DAT_SUCCESS);
-    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_DISCONNECTED);
-    EXPECT_TRUE(attack::wait_closed(fd, 5000));
+    take_message(s, rbuf, 0xC3);
+    expect_graceful_end(s, fd);
     close(fd);
 }
 
@@ -664,13 +682,8 @@ TEST(HostilePeer, AReceiverThatKeepsPostingGetsEveryMessageAPeerLeftBehind) {
     ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
     int fd = raw_peer(s, qual);
     ASSERT_GE(fd, 0);
-    unsigned char payload[16];
-    for (std::uint32_t i = 1; i <= 3; ++i) {
-        FrameHeader send = make_header(kSend, sizeof payload, i);
-        std::memset(payload, static_cast<int>(i), sizeof payload);
-        ASSERT_TRUE(attack::send_all(fd, &send, sizeof send));
-        ASSERT_TRUE(attack::send_all(fd, payload, sizeof payload));
-    }
+    for (std::uint32_t i = 1; i <= 3; ++i)
+        ASSERT_TRUE(send_message(fd, i, static_cast<unsigned char>(i)));
     FrameHeader disc = make_header(kDisc, 0, 4);
     ASSERT_TRUE(attack::send_all(fd, &disc, sizeof disc));
     shutdown(fd, SHUT_WR);
@@ -680,17 +693,9 @@ TEST(HostilePeer, AReceiverThatKeepsPostingGetsEveryMessageAPeerLeftBehind) {
         std::this_thread::sleep_for(250ms);
         EXPECT_EQ(DAT_GET_TYPE(s.next(s.conn_evd, &ev, 0)), DAT_TIMEOUT_EXPIRED)
             << "the connection ended while the receiver kept posting";
-        DAT_LMR_TRIPLET t = rbuf.iov();
-        DAT_DTO_COOKIE ck;
-        ck.as_64 = i;
-        ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &t, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
-        ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
-        EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
-        EXPECT_EQ(rbuf.mem[0], i);
+        take_message(s, rbuf, static_cast<unsigned char>(i));
     }
-    ASSERT_EQ(s.next(s.conn_evd, &ev, 3'000'000), DAT_SUCCESS);
-    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_DISCONNECTED);
-    EXPECT_TRUE(attack::wait_closed(fd, 5000));
+    expect_graceful_end(s, fd);
     close(fd);
 }
 
@@ -707,10 +712,7 @@ TEST(HostilePeer, OurGracefulCloseOfAWaitingEndpointEndsWithThePeersEnd) {
     ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
     int fd = raw_peer(s, qual);
     ASSERT_GE(fd, 0);
-    FrameHeader send = make_header(kSend, 16, 1);
-    unsigned char payload[16] = {};
-    ASSERT_TRUE(attack::send_all(fd, &send, sizeof send));
-    ASSERT_TRUE(attack::send_all(fd, payload, sizeof payload));
+    ASSERT_TRUE(send_message(fd, 1, 0));
     std::this_thread::sleep_for(100ms);  // read: the SEND waits for a receive
     const auto t0 = std::chrono::steady_clock::now();
     ASSERT_EQ(dat_ep_disconnect(s.ep, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
