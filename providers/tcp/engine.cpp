@@ -1,4 +1,5 @@
 #include "tcp/engine.hpp"
+#include "util/grace.hpp"
 #include "util/sys_io.hpp"
 #include "tcp/burst_gap.hpp"
 #include "tunables/tunables.hpp"
@@ -101,7 +102,11 @@ Engine::~Engine() {
     stop_.store(true);
     wake();
     if (thread_.joinable()) thread_.join();
-    parked_.drain();
+    // Every call that checked an object of ours has returned (dat_ia_close's
+    // grace::synchronize): what the thread parked is deleted now, and what its last drains
+    // retired waits for no call of anyone's that may still run into this engine.
+    parked_.drain_now();
+    util::grace::synchronize();
     for (Pollable *p : live_) delete p;
     if (inline_wake_.fd >= 0) close(inline_wake_.fd);
     if (evfd_ >= 0) close(evfd_);

@@ -548,8 +548,9 @@ DAT_RETURN TcpTransport::srq_create(util::Srq *srq) noexcept {
 void TcpTransport::srq_destroy(util::Srq *srq) noexcept {
     auto *s = static_cast<TcpSrq *>(srq->impl);
     engine_.remove_fd(s->fd());
-    engine_.retire(s);  // a wake-up being dispatched finishes first
-    srq->impl = nullptr;
+    // A wake-up being dispatched finishes first; a dat_srq_post_recv that checked the SRQ
+    // before the free still finds s (util/grace.hpp).
+    engine_.retire(s);
 }
 
 DAT_RETURN TcpTransport::srq_post_recv(util::Srq *srq, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,

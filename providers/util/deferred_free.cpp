@@ -1,6 +1,7 @@
 #include "util/deferred_free.hpp"
 
 #include "trace/trace.hpp"
+#include "util/grace.hpp"
 
 namespace opendat::util {
 
@@ -11,6 +12,10 @@ void DeferredFree::park(Deferred d) noexcept {
     } catch (...) {
         DAPL_TRC(trace::kError, "util", "no memory to park freed object %p: leaked", d.obj);
     }
+}
+
+void DeferredFree::retire_after_grace(std::vector<Deferred> batch) noexcept {
+    grace::retire(std::move(batch));
 }
 
 std::vector<Deferred> DeferredFree::take() noexcept {

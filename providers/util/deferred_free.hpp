@@ -2,11 +2,13 @@
 // hold (a progress thread between its epoll_wait and its dispatch, a completion queue that
 // still names a freed endpoint's slots).
 //
-// Such objects are parked here and deleted by drain(), which the transport calls when no
-// thread of its can hold a parked object any more: the tcp engine at the top of each
-// progress iteration, the verbs transport when it is destroyed. Parking never frees
-// early: when there is no memory to park, the object is leaked (and traced), never freed
-// while someone may still look at it.
+// Such objects are parked here and handed on by drain(), which the transport calls when no
+// thread of its can hold a parked object any more (the tcp engine at the top of each
+// progress iteration): they are deleted once no consumer call that may have checked them
+// is in flight either (util/grace.hpp). drain_now() deletes at once, for a transport's
+// teardown, which follows grace::synchronize() (the verbs transport, the tcp engine).
+// Parking never frees early: when there is no memory to park, the object is leaked (and
+// traced), never freed while someone may still look at it.
 #pragma once
 
 #include <mutex>
@@ -32,7 +34,7 @@ struct Deferred {
 class DeferredFree {
   public:
     DeferredFree() = default;
-    ~DeferredFree() { drain(); }
+    ~DeferredFree() { drain_now(); }
     DeferredFree(const DeferredFree &) = delete;
     DeferredFree &operator=(const DeferredFree &) = delete;
 
@@ -41,8 +43,9 @@ class DeferredFree {
     void park(T *p) noexcept {
         park(Deferred::of(p));
     }
-    // Frees everything parked so far, oldest first (an object parked after the one it
-    // refers to outlives it). Objects parked while this runs wait for the next drain.
+    // Hands everything parked so far to grace::retire, oldest first (an object parked
+    // after the one it refers to outlives it). Objects parked while this runs wait for
+    // the next drain.
     void drain() noexcept {
         drain([] {});
     }
@@ -53,11 +56,16 @@ class DeferredFree {
         std::vector<Deferred> batch = take();
         if (batch.empty()) return;
         before();
-        for (const Deferred &d : batch) d();
+        retire_after_grace(std::move(batch));
+    }
+    // Frees everything parked so far at once, oldest first.
+    void drain_now() noexcept {
+        for (const Deferred &d : take()) d();
     }
 
   private:
     std::vector<Deferred> take() noexcept;  // everything parked so far, oldest first
+    static void retire_after_grace(std::vector<Deferred> batch) noexcept;  // grace::retire
 
     std::mutex mu_;
     std::vector<Deferred> parked_;

@@ -8,6 +8,7 @@
 #include "trace/trace.hpp"
 #include "util/attrs.hpp"
 #include "util/entries.hpp"
+#include "util/grace.hpp"
 #include "util/netdev.hpp"
 #include "util/ep_checks.hpp"
 #include "util/objects.hpp"
@@ -476,6 +477,7 @@ DAT_RETURN ep_disconnect(DAT_EP_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
 
 [[gnu::hot]] DAT_RETURN ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                                      DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
+    grace::Guard call;  // a hot entry point: its own (util/grace.hpp)
     Ep *ep = nullptr;
     if (DAT_RETURN rc = post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
     if (n > ep->attr.max_request_iov) return err(DAT_LENGTH_ERROR);
@@ -484,6 +486,7 @@ DAT_RETURN ep_disconnect(DAT_EP_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
 
 [[gnu::hot]] DAT_RETURN ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                                      DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
+    grace::Guard call;  // a hot entry point: its own (util/grace.hpp)
     Ep *ep = nullptr;
     if (DAT_RETURN rc = post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
     if (n > ep->attr.max_recv_iov) return err(DAT_LENGTH_ERROR);
@@ -498,6 +501,7 @@ DAT_RETURN ep_disconnect(DAT_EP_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
 [[gnu::hot]] DAT_RETURN ep_post_rdma_read(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                                           DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
                                           DAT_COMPLETION_FLAGS flags) noexcept {
+    grace::Guard call;  // a hot entry point: its own (util/grace.hpp)
     Ep *ep = nullptr;
     if (DAT_RETURN rc = post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
     if (remote == nullptr) return bad_arg(5);
@@ -509,6 +513,7 @@ DAT_RETURN ep_disconnect(DAT_EP_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
 [[gnu::hot]] DAT_RETURN ep_post_rdma_write(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                                            DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
                                            DAT_COMPLETION_FLAGS flags) noexcept {
+    grace::Guard call;  // a hot entry point: its own (util/grace.hpp)
     Ep *ep = nullptr;
     if (DAT_RETURN rc = rdma_write_checks(h, n, iov, remote, &ep); rc != DAT_SUCCESS) return rc;
     return ep->ia->transport->ep_post_rdma_write(ep, n, iov, cookie, remote, flags);

@@ -8,6 +8,7 @@
 #include "trace/trace.hpp"
 #include "util/attrs.hpp"
 #include "util/entries.hpp"
+#include "util/grace.hpp"
 #include "util/ia_handle.hpp"
 #include "util/objects.hpp"
 #include "util/provider_table.hpp"
@@ -256,6 +257,12 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
     // points while the transport (the device) still runs, except a consumer-made async
     // EVD, which the transport may post to until it stops.
     Evd *consumer_async = close_children(ia);
+    // Calls on other threads that checked the IA or one of its objects before they died
+    // (a post, a dequeue, a create) return before the transport goes; what their frees
+    // retired is deleted meanwhile (util/grace.hpp). A create among them may have added
+    // a child after the pass above: a second pass frees it.
+    grace::synchronize();
+    close_children(ia);
     // Stops the progress engine and releases every socket.
     ia->transport.reset();
     // Nothing posts to a consumer's async EVD any more: the use dat_ia_open took goes.
@@ -387,7 +394,11 @@ DAT_RETURN cno_wait(DAT_CNO_HANDLE h, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *evd) 
     if (cno == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CNO);
     if (evd == nullptr) return bad_arg(3);
     if (!cno->enter_wait()) return invalid_handle(DAT_HANDLE_TYPE_CNO);
-    DAT_RETURN rc = cno->ia->transport->cno_wait(cno, timeout, evd);
+    DAT_RETURN rc;
+    {
+        grace::Pause sleeping;  // held alive by the count (retire waits for it), not a Guard
+        rc = cno->ia->transport->cno_wait(cno, timeout, evd);
+    }
     cno->leave_wait();
     return rc;
 }

@@ -5,6 +5,7 @@
 
 #include "trace/trace.hpp"
 #include "util/entries.hpp"
+#include "util/grace.hpp"
 #include "util/evd.hpp"
 #include "util/objects.hpp"
 #include "util/srq.hpp"
@@ -69,12 +70,15 @@ DAT_RETURN srq_free(DAT_SRQ_HANDLE h) noexcept {
     srq->ia->transport->srq_destroy(srq);
     srq->pz->users.fetch_sub(1);
     srq->ia->release(srq);
-    delete srq;  // receives still posted go with it: no endpoint is left to report them
+    // Receives still posted go with it: no endpoint is left to report them. Deleted once
+    // a dat_srq_post_recv that checked it before the claim has returned.
+    grace::retire(srq);
     return DAT_SUCCESS;
 }
 
 DAT_RETURN srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
                          DAT_DTO_COOKIE cookie) noexcept {
+    grace::Guard call;  // a hot entry point: its own (util/grace.hpp)
     Srq *srq = as<Srq>(h);
     if (srq == nullptr) return kBadSrq;
     if (n < 0 || (n > 0 && iov == nullptr)) return bad_arg(2);

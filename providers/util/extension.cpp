@@ -12,6 +12,7 @@
 #include "trace/trace.hpp"
 #include "util/entries.hpp"
 #include "util/ep_checks.hpp"
+#include "util/grace.hpp"
 
 namespace opendat::util {
 
@@ -157,6 +158,7 @@ DAT_RETURN close_query(DAT_HANDLE h) noexcept {
 }  // namespace
 
 DAT_RETURN extended_op(DAT_HANDLE h, DAT_EXTENDED_OP op, va_list args) noexcept {
+    grace::Guard call;  // a hot entry point: its own (util/grace.hpp)
     switch (op) {
         case DAT_IB_RDMA_WRITE_IMMED_OP:
             return write_immed(h, args);

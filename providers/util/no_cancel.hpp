@@ -10,16 +10,20 @@
 
 #include <cancel/no_cancel.hpp>
 
+#include "util/grace.hpp"
+
 namespace opendat::util {
 
 // An entry point's function, run with cancellation held off: NoCancelEntry<&fn>::call has
-// fn's exact type, for a DAT_PROVIDER slot.
+// fn's exact type, for a DAT_PROVIDER slot. Every entry also runs inside a grace::Guard:
+// what it checked is not deleted under it (util/grace.hpp).
 template <auto Fn>
 struct NoCancelEntry;
 template <class... Args, DAT_RETURN (*Fn)(Args...) noexcept>
 struct NoCancelEntry<Fn> {
     static DAT_RETURN call(Args... args) noexcept {
         NoCancel nc;
+        grace::Guard g;
         return Fn(args...);
     }
 };

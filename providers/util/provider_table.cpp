@@ -119,6 +119,8 @@ void fill_table(ProviderInstance *inst) noexcept {
     using namespace entry;
     // Every entry holds thread cancellation off (no_cancel.hpp) but the hot ones, the
     // posts and the dequeue, whose system calls are not cancellation points (sys_io.hpp).
+    // Every entry runs inside a grace::Guard (util/grace.hpp): NoCancelEntry's, and the
+    // hot ones their own (no extra call on their path).
     t.ia_open_func = &NoCancelEntry<&ia_open>::call;
     t.ia_query_func = &NoCancelEntry<&ia_query>::call;
     t.ia_close_func = &NoCancelEntry<&ia_close>::call;
@@ -177,7 +179,8 @@ void fill_table(ProviderInstance *inst) noexcept {
     t.pz_create_func = &NoCancelEntry<&pz_create>::call;
     t.pz_query_func = &NoCancelEntry<&pz_query>::call;
     t.pz_free_func = &NoCancelEntry<&pz_free>::call;
-    t.handle_extendedop_func = extended_op;  // reached only when the IA reports extensions
+    // Reached only when the IA reports extensions.
+    t.handle_extendedop_func = extended_op;
     t.ep_create_with_srq_func = &NoCancelEntry<&ep_create_with_srq>::call;
     t.ep_recv_query_func = &NoCancelEntry<&ep_recv_query>::call;
     t.ep_set_watermark_func = &NoCancelEntry<&ep_set_watermark>::call;

@@ -30,6 +30,7 @@
 #include <dat2/udat.h>
 
 #include "util/deferred_free.hpp"
+#include "util/grace.hpp"
 #include "util/status.hpp"
 
 namespace opendat::util {
@@ -109,8 +110,9 @@ class Transport {
     virtual void ep_destroy(Ep * /*ep*/) noexcept {}
     // After ep_destroy: util's EP object, given back to be freed once no thread of the
     // transport can look at it any more. Call `free_ep()` then (or park it in a
-    // DeferredFree that is drained at that point). Default: freed at once.
-    virtual void ep_release(Deferred free_ep) noexcept { free_ep(); }
+    // DeferredFree that is drained at that point). Default: freed once no call that may
+    // have checked it is in flight (util/grace.hpp).
+    virtual void ep_release(Deferred free_ep) noexcept { grace::retire(free_ep); }
     virtual DAT_RETURN ep_connect(Ep * /*ep*/, const sockaddr * /*remote*/, DAT_CONN_QUAL /*qual*/,
                                   DAT_TIMEOUT /*timeout_us*/, DAT_COUNT /*pdata_len*/,
                                   const void * /*pdata*/) noexcept {

@@ -138,7 +138,7 @@ VerbsTransport::~VerbsTransport() {
     for (EpImpl *e : eps_) delete e;
     for (SpImpl *s : sps_) delete s;
     for (CrImpl *c : crs_) delete c;
-    graveyard_.drain();
+    graveyard_.drain_now();
 }
 
 DAT_RETURN make_transport(util::ProviderInstance *inst, util::Ia *ia,

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <cstdlib>
 #include <set>
+#include <thread>
 
 namespace handles_test {
 namespace {
@@ -184,6 +185,118 @@ TEST(CnoAgent, PostsOnTheTriggeringEndpointWithoutDeadlock) {
     EXPECT_GE(st.calls.load(), 1);
     server.close();  // frees the CNO: its agent thread ends
     client.close();
+}
+
+// --- calls racing the free of what they use ----------------------------------------------
+
+// Calls `call` on a thread of its own until it answers DAT_INVALID_HANDLE (the object is
+// gone), recording any answer outside `allowed` and how many calls it made.
+class Hammer {
+  public:
+    template <class Call>
+    Hammer(Call call, std::set<DAT_RETURN_TYPE> allowed)
+        : t_([this, call, allowed] {
+              for (;;) {
+                  const DAT_RETURN rc = call();
+                  calls_.fetch_add(1);
+                  const auto type = static_cast<DAT_RETURN_TYPE>(DAT_GET_TYPE(rc));
+                  if (type == DAT_INVALID_HANDLE) return;
+                  if (rc != DAT_SUCCESS && allowed.count(type) == 0) unexpected_.store(rc);
+              }
+          }) {
+        while (calls_.load() == 0) std::this_thread::yield();
+    }
+    ~Hammer() { join(); }
+    void join() {
+        if (t_.joinable()) t_.join();
+    }
+    DAT_RETURN unexpected() const { return unexpected_.load(); }
+
+  private:
+    std::atomic<long> calls_{0};
+    std::atomic<DAT_RETURN> unexpected_{DAT_SUCCESS};
+    std::thread t_;
+};
+
+// A free on one thread while another keeps calling on the freed object: the calls that
+// checked the handle before the free finish on memory that is still there, the next ones
+// are told DAT_INVALID_HANDLE; nothing crashes, hangs or (under ASan) touches freed
+// memory. Posts racing dat_ep_free, dequeues racing dat_evd_free, receives posted racing
+// dat_srq_free, and dequeues racing an abrupt dat_ia_close (its inline progress runs on
+// the dequeuing thread). Misuse by the application, which the provider survives
+// (util/grace.hpp).
+TEST(Lifetime, CallsRacingTheFreeOfWhatTheyUseEndCleanly) {
+    const std::set<DAT_RETURN_TYPE> post_ok{DAT_INSUFFICIENT_RESOURCES, DAT_INVALID_STATE};
+    const std::set<DAT_RETURN_TYPE> dequeue_ok{DAT_QUEUE_EMPTY};
+    for (int round = 0; round < 20; ++round) {
+        SCOPED_TRACE(round);
+        Side server, client;
+        server.open(DAT_OS_WAIT_PROXY_AGENT_NULL);
+        client.open(DAT_OS_WAIT_PROXY_AGENT_NULL);
+        connect(server, client);
+        if (HasFatalFailure()) return;
+        const auto pause = [round] {
+            std::this_thread::sleep_for(std::chrono::microseconds(37 * (round % 7)));
+        };
+
+        // Sends on the client EP and receives posted on the server's, while each is freed.
+        {
+            DAT_LMR_TRIPLET c = client.iov(0, 8), s = server.iov(0, 8);
+            Hammer send(
+                [&] { return dat_ep_post_send(client.ep, 1, &c, {}, DAT_COMPLETION_DEFAULT_FLAG); },
+                post_ok);
+            Hammer recv(
+                [&] { return dat_ep_post_recv(server.ep, 1, &s, {}, DAT_COMPLETION_DEFAULT_FLAG); },
+                post_ok);
+            Hammer deq(
+                [&] {
+                    DAT_EVENT ev;
+                    return dat_evd_dequeue(client.req, &ev);
+                },
+                dequeue_ok);
+            pause();
+            EXPECT_EQ(dat_ep_free(client.ep), DAT_SUCCESS);
+            EXPECT_EQ(dat_ep_free(server.ep), DAT_SUCCESS);
+            send.join();
+            recv.join();
+            // The request EVD is no EP's any more: freed under its dequeuer.
+            EXPECT_EQ(dat_evd_free(client.req), DAT_SUCCESS);
+            deq.join();
+            EXPECT_EQ(send.unexpected(), DAT_SUCCESS);
+            EXPECT_EQ(recv.unexpected(), DAT_SUCCESS);
+            EXPECT_EQ(deq.unexpected(), DAT_SUCCESS);
+        }
+
+        // Receives posted to an SRQ while it is freed.
+        {
+            DAT_SRQ_ATTR attr{};
+            attr.max_recv_dtos = 4;
+            attr.max_recv_iov = 1;
+            DAT_SRQ_HANDLE srq = DAT_HANDLE_NULL;
+            ASSERT_EQ(dat_srq_create(server.ia, server.pz, &attr, &srq), DAT_SUCCESS);
+            DAT_LMR_TRIPLET s = server.iov(0, 8);
+            Hammer post([&] { return dat_srq_post_recv(srq, 1, &s, {}); }, post_ok);
+            pause();
+            EXPECT_EQ(dat_srq_free(srq), DAT_SUCCESS);
+            post.join();
+            EXPECT_EQ(post.unexpected(), DAT_SUCCESS);
+        }
+
+        // Dequeues on the server's receive EVD (inline progress) while its IA closes.
+        {
+            Hammer deq(
+                [&] {
+                    DAT_EVENT ev;
+                    return dat_evd_dequeue(server.recv, &ev);
+                },
+                dequeue_ok);
+            pause();
+            server.close();
+            deq.join();
+            EXPECT_EQ(deq.unexpected(), DAT_SUCCESS);
+        }
+        client.close();
+    }
 }
 
 // --- measurements -----------------------------------------------------------------------

@@ -7,8 +7,11 @@
 
 #include <dat2/udat.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -16,6 +19,30 @@
 #include "util/provider_table.hpp"
 
 namespace opendat::util::test {
+
+// Where a test holds a thread inside a transport call, to find out who waits for it. The
+// state is static: the held thread must not touch a transport deleted meanwhile.
+struct Gate {
+    std::atomic<bool> armed{false}, inside{false}, open{false};
+    void arm() noexcept {
+        inside.store(false);
+        open.store(false);
+        armed.store(true);
+    }
+    void pass() noexcept {
+        if (!armed.exchange(false)) return;
+        inside.store(true);
+        while (!open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    // False if no thread came in within 10 s.
+    bool wait_inside() const noexcept {
+        for (int ms = 0; !inside.load(); ++ms) {
+            if (ms == 10'000) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        return true;
+    }
+};
 
 // Only what every transport must give: its limits (from ia_params "<mtu> <max iov>") and
 // its address. Everything else is util::Transport's default.

@@ -33,33 +33,11 @@
 
 using namespace opendat::util;
 using opendat::util::test::BareTransport;
+using opendat::util::test::Gate;
 using opendat::util::test::Instance;
 
 namespace {
 
-// Where a test holds a thread inside a transport call, to find out who waits for it. The
-// state is static: the held thread must not touch a transport deleted meanwhile.
-struct Gate {
-    std::atomic<bool> armed{false}, inside{false}, open{false};
-    void arm() noexcept {
-        inside.store(false);
-        open.store(false);
-        armed.store(true);
-    }
-    void pass() noexcept {
-        if (!armed.exchange(false)) return;
-        inside.store(true);
-        while (!open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    // False if no thread came in within 10 s.
-    bool wait_inside() const noexcept {
-        for (int ms = 0; !inside.load(); ++ms) {
-            if (ms == 10'000) return false;
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-        return true;
-    }
-};
 Gate g_ep_destroy_gate, g_cr_reject_gate;
 
 // Listens (in name only) and offers connection requests on demand; holds freed EPs until

@@ -1,0 +1,296 @@
+#include "util/grace.hpp"
+
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "trace/trace.hpp"
+
+namespace opendat::util::grace {
+
+namespace detail {
+bool g_asymmetric = false;
+std::atomic<bool> g_pending{false};
+std::atomic<std::uint64_t> g_unslotted{0};
+}  // namespace detail
+
+namespace {
+
+using namespace detail;
+
+std::atomic<Slot *> g_slots{nullptr};
+// The first slots, for the first threads: static, so that a provider library unloaded
+// while its threads live leaves no heap block behind (LeakSanitizer). More come from the
+// heap and are never freed either (a thread that exits gives its slot to the next).
+constexpr std::size_t kPool = 256;
+Slot g_pool[kPool];
+std::atomic<std::size_t> g_pool_used{0};
+pthread_key_t g_key;
+bool g_key_made = false;
+
+// What a retired object waits for: `slot` to move on from the odd count `seq`; for
+// slot == nullptr, the threads without a slot to be at most `seq` (the retiring one).
+struct Wait {
+    Slot *slot;
+    std::uint64_t seq;
+};
+struct Retired {
+    std::vector<Deferred> batch;  // deleted in this order
+    std::vector<Wait> waits;
+};
+
+std::mutex g_mu;  // guards g_retired
+std::vector<Retired> g_retired;
+std::atomic<int> g_running{0};  // deletions taken off g_retired and still running
+
+void on_thread_exit(void *p) noexcept {
+    auto *s = static_cast<Slot *>(p);
+    t_state.slot = nullptr;
+    s->owned.store(false, std::memory_order_release);  // for the next thread to take
+}
+
+// In a fork's child only the forking thread lives: the others' calls ended with them.
+// The child is a new memory map, which membarrier knows nothing of yet: registered again
+// (or readers fence from now on; no other thread is inside a call to mind the change).
+void on_fork_prepare() noexcept {
+    g_mu.lock();  // the list of retired objects is whole in the child
+}
+
+void on_fork_parent() noexcept {
+    g_mu.unlock();
+}
+
+void on_fork_child() noexcept {
+    g_mu.unlock();
+    if (g_asymmetric)
+        g_asymmetric =
+            syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    for (Slot *s = g_slots.load(std::memory_order_acquire); s != nullptr; s = s->next) {
+        if (s == t_state.slot) continue;
+        const std::uint64_t v = s->seq.load(std::memory_order_relaxed);
+        if (v & 1u) s->seq.store(v + 1, std::memory_order_relaxed);
+        s->owned.store(false, std::memory_order_relaxed);
+    }
+    g_unslotted.store(t_state.slot == nullptr && t_state.depth > 0 ? 1 : 0);
+}
+
+bool init() noexcept {
+    // Registered once for the process; afterwards MEMBARRIER_CMD_PRIVATE_EXPEDITED makes
+    // every running thread of ours execute a full barrier.
+    g_asymmetric = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    g_key_made = pthread_key_create(&g_key, on_thread_exit) == 0;
+    pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
+    DAPL_TRC(trace::kDetail, "util", "grace periods: %s",
+             g_asymmetric ? "membarrier" : "fenced entries (membarrier refused)");
+    return true;
+}
+
+// A provider library unloaded while threads that called it live: no destructor of ours
+// may run at their exit.
+__attribute__((destructor)) void forget_thread_exits() {
+    if (g_key_made) pthread_key_delete(g_key);
+}
+
+// A full fence. ThreadSanitizer does not take fences (it models no reordering anyway): a
+// sequentially consistent read-modify-write there, a locked instruction as the fence is.
+void full_fence() noexcept {
+#if defined(__SANITIZE_THREAD__)
+    static std::atomic<int> word{0};
+    word.fetch_add(0, std::memory_order_seq_cst);
+#else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
+
+// Pairs with each entry's barrier (or fence): after it, a thread that is not seen inside
+// a call sees every claim made before.
+void heavy_fence() noexcept {
+    full_fence();
+    if (g_asymmetric && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+        DAPL_TRC(trace::kError, "util", "membarrier failed: a call in flight may be missed");
+}
+
+std::uint64_t own_unslotted() noexcept {
+    return t_state.slot == nullptr && t_state.depth > 0 ? 1 : 0;
+}
+
+// The calls in flight on other threads, as `waits`.
+void snapshot(std::vector<Wait> &waits) {
+    heavy_fence();
+    for (Slot *s = g_slots.load(std::memory_order_acquire); s != nullptr; s = s->next) {
+        if (s == t_state.slot) continue;
+        const std::uint64_t v = s->seq.load(std::memory_order_acquire);
+        if (v & 1u) waits.push_back({s, v});
+    }
+    const std::uint64_t own = own_unslotted();
+    if (g_unslotted.load(std::memory_order_acquire) > own) waits.push_back({nullptr, own});
+}
+
+bool passed(const Wait &w) noexcept {
+    if (w.slot == nullptr) return g_unslotted.load(std::memory_order_acquire) <= w.seq;
+    return w.slot->seq.load(std::memory_order_acquire) != w.seq;
+}
+
+bool elapsed(const std::vector<Wait> &waits) noexcept {
+    for (const Wait &w : waits)
+        if (!passed(w)) return false;
+    return true;
+}
+
+// Takes the retired objects whose grace period is over off the list (oldest first) and
+// deletes them, outside the lock (a destructor may retire more).
+void run_elapsed(std::unique_lock<std::mutex> &lk) noexcept {
+    // Which batches are due, looked at once: a thread may leave between two looks.
+    std::vector<Retired> ready;
+    std::vector<bool> due;
+    try {
+        due.reserve(g_retired.size());
+        for (const Retired &r : g_retired) due.push_back(elapsed(r.waits));
+        ready.reserve(g_retired.size());
+    } catch (...) {
+        return;  // no memory to sort them: they wait for a later look, nothing is lost
+    }
+    std::size_t keep = 0;
+    for (std::size_t i = 0; i < g_retired.size(); ++i) {
+        if (due[i])
+            ready.push_back(std::move(g_retired[i]));  // reserved: cannot throw
+        else if (keep++ != i)
+            g_retired[keep - 1] = std::move(g_retired[i]);
+    }
+    g_retired.resize(keep);
+    g_pending.store(!g_retired.empty(), std::memory_order_relaxed);
+    if (ready.empty()) return;
+    g_running.fetch_add(1);
+    lk.unlock();
+    for (const Retired &r : ready)
+        for (const Deferred &d : r.batch) d();
+    g_running.fetch_sub(1);
+}
+
+}  // namespace
+
+namespace detail {
+
+Slot *register_thread() noexcept {
+    static const bool ready = init();
+    (void)ready;
+    Slot *s = nullptr;
+    for (Slot *p = g_slots.load(std::memory_order_acquire); p != nullptr; p = p->next) {
+        bool free = false;
+        if (!p->owned.load(std::memory_order_relaxed) &&
+            p->owned.compare_exchange_strong(free, true, std::memory_order_acquire)) {
+            s = p;
+            break;
+        }
+    }
+    if (s == nullptr) {
+        if (std::size_t i = g_pool_used.fetch_add(1); i < kPool)
+            s = &g_pool[i];
+        else
+            s = new (std::nothrow) Slot;
+        if (s == nullptr) {
+            g_unslotted.fetch_add(1, std::memory_order_seq_cst);
+            DAPL_TRC(trace::kError, "util", "no memory for a thread's call slot");
+            return nullptr;
+        }
+        s->owned.store(true, std::memory_order_relaxed);
+        s->seq.store(1, std::memory_order_relaxed);
+        Slot *head = g_slots.load(std::memory_order_relaxed);
+        do {
+            s->next = head;
+        } while (!g_slots.compare_exchange_weak(head, s, std::memory_order_release,
+                                                std::memory_order_relaxed));
+    } else {
+        s->seq.store(s->seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+    // Inside (odd) and listed before the caller's handle check, whatever the freeing side's
+    // barrier is: this once per thread.
+    full_fence();
+    t_state.slot = s;
+    if (g_key_made) pthread_setspecific(g_key, s);
+    return s;
+}
+
+void leave_unslotted() noexcept {
+    g_unslotted.fetch_sub(1, std::memory_order_release);
+    if (g_pending.load(std::memory_order_relaxed)) poll();
+}
+
+void poll() noexcept {
+    std::unique_lock lk(g_mu, std::try_to_lock);
+    if (lk.owns_lock()) run_elapsed(lk);
+}
+
+}  // namespace detail
+
+void retire(std::vector<Deferred> batch) noexcept {
+    if (batch.empty()) return;
+    std::vector<Wait> waits;
+    try {
+        snapshot(waits);
+        if (waits.empty()) {
+            for (const Deferred &d : batch) d();  // no call in flight elsewhere: the common case
+            return;
+        }
+        std::unique_lock lk(g_mu);
+        g_retired.push_back({std::move(batch), std::move(waits)});
+        g_pending.store(true, std::memory_order_relaxed);
+        run_elapsed(lk);  // those calls may have returned meanwhile
+    } catch (...) {
+        // Never freed early: without memory to note what they wait for, leaked.
+        DAPL_TRC(trace::kError, "util", "no memory to retire %zu freed objects: leaked",
+                 batch.size());
+    }
+}
+
+void retire(Deferred d) noexcept {
+    if (d.obj == nullptr) return;
+    std::vector<Deferred> one;
+    try {
+        one.push_back(d);
+    } catch (...) {
+        DAPL_TRC(trace::kError, "util", "no memory to retire freed object %p: leaked", d.obj);
+        return;
+    }
+    retire(std::move(one));
+}
+
+void synchronize() noexcept {
+    heavy_fence();
+    for (Slot *s = g_slots.load(std::memory_order_acquire); s != nullptr; s = s->next) {
+        if (s == t_state.slot) continue;
+        const std::uint64_t v = s->seq.load(std::memory_order_acquire);
+        if (!(v & 1u)) continue;
+        while (s->seq.load(std::memory_order_acquire) == v) std::this_thread::yield();
+    }
+    const std::uint64_t own = own_unslotted();
+    while (g_unslotted.load(std::memory_order_acquire) > own) std::this_thread::yield();
+    // Everything retired before now has passed its grace period: deleted here, or by a
+    // thread already deleting it.
+    {
+        std::unique_lock lk(g_mu);
+        run_elapsed(lk);
+    }
+    while (g_running.load() != 0) std::this_thread::yield();
+}
+
+std::size_t waiting() noexcept {
+    std::lock_guard lk(g_mu);
+    std::size_t n = 0;
+    for (const Retired &r : g_retired) n += r.batch.size();
+    return n;
+}
+
+std::size_t slots() noexcept {
+    std::size_t n = 0;
+    for (Slot *s = g_slots.load(std::memory_order_acquire); s != nullptr; s = s->next) ++n;
+    return n;
+}
+
+}  // namespace opendat::util::grace

@@ -1,0 +1,347 @@
+// Grace periods (util/grace.hpp): an object freed while a call on another thread may still
+// use it is deleted when that call returns, not before; with no such call, at once.
+// First the mechanism on its own (with membarrier, and with the fenced entries used where
+// the kernel refuses it), then through util's entry points with a transport that holds a
+// thread inside a post or a dequeue while another thread frees what it checked.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <dat2/udat.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "util/grace.hpp"
+#include "util/handle_arena.hpp"
+#include "util/objects.hpp"
+#include "util_test_support.hpp"
+
+using namespace opendat::util;
+using namespace std::chrono_literals;
+using opendat::util::test::BareTransport;
+using opendat::util::test::Gate;
+using opendat::util::test::Instance;
+
+namespace {
+
+// An object whose deletion the test watches.
+struct Watched {
+    std::atomic<bool> *deleted;
+    ~Watched() { deleted->store(true); }
+};
+
+// A thread inside an entry point (a Guard) until told to leave.
+class InsideACall {
+  public:
+    InsideACall()
+        : t_([this] {
+              grace::Guard g;
+              inside_.store(true);
+              while (!leave_.load()) std::this_thread::sleep_for(1ms);
+          }) {
+        while (!inside_.load()) std::this_thread::sleep_for(1ms);
+    }
+    ~InsideACall() { leave(); }
+    void leave() {
+        leave_.store(true);
+        if (t_.joinable()) t_.join();
+    }
+
+  private:
+    std::atomic<bool> inside_{false}, leave_{false};
+    std::thread t_;
+};
+
+// Every test of the mechanism runs twice: readers relying on membarrier (where the kernel
+// offers it), and readers fencing themselves.
+class Grace : public ::testing::TestWithParam<bool> {
+  protected:
+    void SetUp() override {
+        { grace::Guard first; }  // registers this thread: the process-wide set-up is done
+        saved_ = grace::detail::g_asymmetric;
+        if (GetParam() && !saved_) GTEST_SKIP() << "the kernel refuses membarrier(2) here";
+        grace::detail::g_asymmetric = GetParam();
+    }
+    void TearDown() override { grace::detail::g_asymmetric = saved_; }
+
+  private:
+    bool saved_ = false;
+};
+
+TEST_P(Grace, WithNoOtherCallInFlightAnObjectIsDeletedAtOnce) {
+    std::atomic<bool> deleted{false};
+    grace::Guard g;  // the freeing thread's own call does not hold it back
+    grace::retire(new Watched{&deleted});
+    EXPECT_TRUE(deleted.load());
+    EXPECT_EQ(grace::waiting(), 0u);
+}
+
+TEST_P(Grace, AnObjectOutlivesACallInFlightOnAnotherThreadAndGoesWhenItReturns) {
+    std::atomic<bool> deleted{false};
+    InsideACall other;
+    grace::retire(new Watched{&deleted});
+    std::this_thread::sleep_for(20ms);
+    EXPECT_FALSE(deleted.load()) << "deleted under a call that may have checked it";
+    EXPECT_EQ(grace::waiting(), 1u);
+    other.leave();  // its way out deletes it
+    EXPECT_TRUE(deleted.load());
+    EXPECT_EQ(grace::waiting(), 0u);
+}
+
+TEST_P(Grace, ACallThatBeganAfterTheFreeDoesNotHoldItBack) {
+    std::atomic<bool> first{false}, second{false};
+    auto a = std::make_unique<InsideACall>();
+    grace::retire(new Watched{&first});
+    InsideACall b;  // began after the first retire: only a holds that one
+    a.reset();
+    EXPECT_TRUE(first.load());
+    grace::retire(new Watched{&second});  // b is inside now: this one waits for it
+    EXPECT_FALSE(second.load());
+    b.leave();
+    EXPECT_TRUE(second.load());
+}
+
+TEST_P(Grace, AThreadPausedInABlockingWaitHoldsNothingBack) {
+    std::atomic<bool> paused{false}, resume{false}, deleted{false};
+    std::thread waiter([&] {
+        grace::Guard g;
+        grace::Pause sleeping;
+        paused.store(true);
+        while (!resume.load()) std::this_thread::sleep_for(1ms);
+    });
+    while (!paused.load()) std::this_thread::sleep_for(1ms);
+    grace::retire(new Watched{&deleted});
+    EXPECT_TRUE(deleted.load()) << "a thread asleep in dat_evd_wait held back a deletion";
+    resume.store(true);
+    waiter.join();
+}
+
+TEST_P(Grace, SynchronizeReturnsOnlyOnceTheCallsInFlightHaveReturned) {
+    std::atomic<bool> deleted{false}, synced{false};
+    auto other = std::make_unique<InsideACall>();
+    grace::retire(new Watched{&deleted});
+    std::thread closer([&] {
+        grace::Guard g;  // as dat_ia_close: its own call is not waited for
+        grace::synchronize();
+        synced.store(true);
+    });
+    std::this_thread::sleep_for(50ms);
+    EXPECT_FALSE(synced.load());
+    other.reset();
+    closer.join();
+    EXPECT_TRUE(synced.load());
+    EXPECT_TRUE(deleted.load()) << "synchronize returned before what was retired went";
+}
+
+TEST_P(Grace, NestedGuardsCountAsOneCall) {
+    std::atomic<bool> deleted{false}, release{false}, inside{false};
+    std::thread t([&] {
+        grace::Guard outer;
+        { grace::Guard inner; }  // an entry calling another (dat_ia_close freeing its EPs)
+        inside.store(true);
+        while (!release.load()) std::this_thread::sleep_for(1ms);
+    });
+    while (!inside.load()) std::this_thread::sleep_for(1ms);
+    grace::retire(new Watched{&deleted});
+    EXPECT_FALSE(deleted.load()) << "the inner guard's exit ended the outer call";
+    release.store(true);
+    t.join();
+    EXPECT_TRUE(deleted.load());
+}
+
+TEST_P(Grace, ExitedThreadsGiveTheirSlotsToNewOnes) {
+    auto run = [] { std::thread([] { grace::Guard g; }).join(); };
+    run();
+    const std::size_t slots = grace::slots();
+    for (int i = 0; i < 50; ++i) run();
+    EXPECT_EQ(grace::slots(), slots) << "each new thread took a new slot";
+}
+
+// A fork's child has only the forking thread: a call another thread had in flight in the
+// parent holds nothing back in the child.
+TEST_P(Grace, AForksChildIsNotHeldBackByTheParentsOtherThreads) {
+    InsideACall other;
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        std::atomic<bool> deleted{false};
+        grace::retire(new Watched{&deleted});
+        _exit(deleted.load() ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "the child kept an object for a thread it does not have";
+}
+
+INSTANTIATE_TEST_SUITE_P(Readers, Grace, ::testing::Bool(),
+                         [](const auto &info) { return info.param ? "Membarrier" : "Fenced"; });
+
+// --- through the entry points ----------------------------------------------------------
+
+// Gates that hold a thread inside a transport call until opened (util_test_support.hpp).
+Gate g_post_gate, g_progress_gate, g_create_gate;
+std::atomic<bool> g_transport_gone{false};
+// What the held post read of its EP once let go: the EP's attribute, alive.
+std::atomic<DAT_COUNT> g_post_read{-1};
+
+class GatedTransport final : public BareTransport {
+  public:
+    GatedTransport() : BareTransport("") {}
+    ~GatedTransport() override { g_transport_gone.store(true); }
+    DAT_RETURN ep_post_send(Ep *ep, DAT_COUNT, const DAT_LMR_TRIPLET *, DAT_DTO_COOKIE,
+                            DAT_COMPLETION_FLAGS) noexcept override {
+        g_post_gate.pass();
+        g_post_read.store(ep->attr.max_request_dtos);
+        return DAT_SUCCESS;
+    }
+    void progress_inline() noexcept override { g_progress_gate.pass(); }
+    DAT_RETURN ep_create(Ep *) noexcept override {
+        g_create_gate.pass();
+        ++eps;
+        return DAT_SUCCESS;
+    }
+    void ep_destroy(Ep *) noexcept override { --eps; }
+    static inline std::atomic<int> eps{0};  // made and not destroyed (read past the end)
+};
+
+DAT_RETURN make_gated(ProviderInstance *, Ia *, std::unique_ptr<Transport> *out) {
+    *out = std::make_unique<GatedTransport>();
+    return DAT_SUCCESS;
+}
+
+// An IA of the gated transport with a DTO EVD, a PZ and an EP on them.
+struct GatedIa {
+    Instance inst;
+    const DAT_PROVIDER *t;
+    DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+    DAT_EVD_HANDLE evd = DAT_HANDLE_NULL, conn = DAT_HANDLE_NULL;
+    DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
+    DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
+
+    explicit GatedIa(const char *name) : inst(name, "", &make_gated), t(inst.table) {
+        g_transport_gone.store(false);
+        ia = inst.open();
+        EXPECT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &evd), DAT_SUCCESS);
+        EXPECT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn),
+                  DAT_SUCCESS);
+        EXPECT_EQ(t->pz_create_func(ia, &pz), DAT_SUCCESS);
+        EXPECT_EQ(t->ep_create_func(ia, pz, evd, evd, conn, nullptr, &ep), DAT_SUCCESS);
+    }
+};
+
+std::size_t live_objects() {
+    return arena::stats().live_objects;
+}
+
+// dat_ep_post_send checked the EP and is inside the transport when another thread frees
+// the EP. Before, the EP was deleted at once and the post read freed memory when it went
+// on; now the EP is deleted when the post returns.
+TEST(GraceEntries, AnEndpointFreedDuringAPostIsDeletedWhenThePostReturns) {
+    GatedIa g("grace-post-free");
+    ASSERT_NE(g.t, nullptr);
+    g_post_gate.arm();
+    g_post_read.store(-1);
+    std::atomic<DAT_RETURN> rc{0};
+    std::thread poster([&] {
+        rc.store(g.t->ep_post_send_func(g.ep, 0, nullptr, {}, DAT_COMPLETION_DEFAULT_FLAG));
+    });
+    ASSERT_TRUE(g_post_gate.wait_inside());
+    const std::size_t before = live_objects();
+    ASSERT_EQ(g.t->ep_free_func(g.ep), DAT_SUCCESS);
+    EXPECT_EQ(live_objects(), before) << "the EP was deleted under the post";
+    EXPECT_EQ(grace::waiting(), 1u);
+    g_post_gate.open.store(true);
+    poster.join();
+    EXPECT_EQ(rc.load(), DAT_SUCCESS);
+    EXPECT_GT(g_post_read.load(), 0) << "the post read a deleted EP";
+    EXPECT_EQ(live_objects(), before - 1) << "the EP outlived the post that held it";
+    EXPECT_EQ(grace::waiting(), 0u);
+    EXPECT_EQ(
+        DAT_GET_TYPE(g.t->ep_post_send_func(g.ep, 0, nullptr, {}, DAT_COMPLETION_DEFAULT_FLAG)),
+        DAT_INVALID_HANDLE);
+    EXPECT_EQ(g.t->ia_close_func(g.ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+}
+
+// dat_evd_dequeue on an empty DTO EVD is inside the transport's inline progress when
+// another thread frees the EVD. Before, the EVD (and its ring) went at once, and the
+// dequeue looked at the ring again on its way out.
+TEST(GraceEntries, AnEvdFreedDuringADequeueIsDeletedWhenTheDequeueReturns) {
+    GatedIa g("grace-dequeue-free");
+    ASSERT_NE(g.t, nullptr);
+    DAT_EVD_HANDLE spare = DAT_HANDLE_NULL;  // an EVD no EP uses, free to free
+    ASSERT_EQ(g.t->evd_create_func(g.ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &spare),
+              DAT_SUCCESS);
+    g_progress_gate.arm();
+    std::atomic<DAT_RETURN> rc{0};
+    std::thread dequeuer([&] {
+        DAT_EVENT ev{};
+        rc.store(g.t->evd_dequeue_func(spare, &ev));
+    });
+    ASSERT_TRUE(g_progress_gate.wait_inside());
+    const std::size_t before = live_objects();
+    ASSERT_EQ(g.t->evd_free_func(spare), DAT_SUCCESS);
+    EXPECT_EQ(live_objects(), before) << "the EVD was deleted under the dequeue";
+    g_progress_gate.open.store(true);
+    dequeuer.join();
+    EXPECT_EQ(DAT_GET_TYPE(rc.load()), DAT_QUEUE_EMPTY);
+    EXPECT_EQ(live_objects(), before - 1);
+    EXPECT_EQ(g.t->ia_close_func(g.ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+}
+
+// An abrupt dat_ia_close while a post on one of its EPs is inside the transport: the
+// transport goes only once the post has returned.
+TEST(GraceEntries, AnAbruptCloseWaitsForAPostInFlightBeforeTheTransportGoes) {
+    GatedIa g("grace-post-close");
+    ASSERT_NE(g.t, nullptr);
+    g_post_gate.arm();
+    std::thread poster(
+        [&] { g.t->ep_post_send_func(g.ep, 0, nullptr, {}, DAT_COMPLETION_DEFAULT_FLAG); });
+    ASSERT_TRUE(g_post_gate.wait_inside());
+    std::atomic<DAT_RETURN> closed{0};
+    std::thread closer([&] { closed.store(g.t->ia_close_func(g.ia, DAT_CLOSE_ABRUPT_FLAG)); });
+    std::this_thread::sleep_for(200ms);
+    EXPECT_FALSE(g_transport_gone.load()) << "the transport went under a post in flight";
+    g_post_gate.open.store(true);
+    poster.join();
+    closer.join();
+    EXPECT_EQ(closed.load(), DAT_SUCCESS);
+    EXPECT_TRUE(g_transport_gone.load());
+}
+
+// An abrupt dat_ia_close while a dat_ep_create on the IA is inside the transport: the
+// close waits for it, then frees the EP the create added after the close's first pass
+// over the IA's objects. Before, the transport went under the create, and the new EP
+// stayed live on a closed IA, naming a deleted transport.
+TEST(GraceEntries, AnEndpointCreatedDuringAnAbruptCloseGoesWithTheIa) {
+    GatedIa g("grace-create-close");
+    ASSERT_NE(g.t, nullptr);
+    const int eps = GatedTransport::eps.load();
+    g_create_gate.arm();
+    std::atomic<DAT_RETURN> created{0};
+    DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
+    std::thread creator([&] {
+        created.store(g.t->ep_create_func(g.ia, g.pz, g.evd, g.evd, g.conn, nullptr, &ep));
+    });
+    ASSERT_TRUE(g_create_gate.wait_inside());
+    std::atomic<DAT_RETURN> closed{0};
+    std::thread closer([&] { closed.store(g.t->ia_close_func(g.ia, DAT_CLOSE_ABRUPT_FLAG)); });
+    std::this_thread::sleep_for(200ms);
+    EXPECT_FALSE(g_transport_gone.load()) << "the transport went under a create in flight";
+    g_create_gate.open.store(true);
+    creator.join();
+    closer.join();
+    EXPECT_EQ(created.load(), DAT_SUCCESS);
+    EXPECT_EQ(closed.load(), DAT_SUCCESS);
+    EXPECT_TRUE(g_transport_gone.load());
+    EXPECT_EQ(GatedTransport::eps.load(), eps - 1)
+        << "an EP of the closed IA was left to its transport";
+    EXPECT_EQ(DAT_GET_TYPE(g.t->ep_free_func(ep)), DAT_INVALID_HANDLE)
+        << "an EP of the closed IA is still live";
+}
+
+}  // namespace
