@@ -102,10 +102,10 @@ Engine::~Engine() {
     stop_.store(true);
     wake();
     if (thread_.joinable()) thread_.join();
-    // Every call that checked an object of ours has returned (dat_ia_close's
-    // grace::synchronize): what the thread parked is deleted now, and what its last drains
-    // retired waits for no call of anyone's that may still run into this engine.
-    parked_.drain_now();
+    // What the thread parked since its last drain, and what its drains retired, go once
+    // every call that may have checked them has returned (grace::synchronize deletes
+    // them): before the objects still live, which may not outlive the engine.
+    parked_.drain();
     util::grace::synchronize();
     for (Pollable *p : live_) delete p;
     if (inline_wake_.fd >= 0) close(inline_wake_.fd);

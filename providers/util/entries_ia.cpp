@@ -109,6 +109,13 @@ void settle_frees(Ia *ia, DAT_HANDLE_TYPE type) noexcept {
     }
 }
 
+// How many children `ia` has besides `except` (the consumer's async EVD, left for last).
+std::size_t children_besides(Ia *ia, const Evd *except) noexcept {
+    std::lock_guard lk(ia->children_mu);
+    return ia->children.size() -
+           (except != nullptr && ia->children.count(const_cast<Evd *>(except)) ? 1 : 0);
+}
+
 // Hands every pending connection request back to the transport (refused, freed). One
 // that a consumer's answer is taking (its claim won) is left to it, and waited for: the
 // answer still uses the transport, and may free the EP the provider made for it.
@@ -258,11 +265,17 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
     // EVD, which the transport may post to until it stops.
     Evd *consumer_async = close_children(ia);
     // Calls on other threads that checked the IA or one of its objects before they died
-    // (a post, a dequeue, a create) return before the transport goes; what their frees
+    // (a post, a dequeue, a create) return before the transport goes; what the frees
     // retired is deleted meanwhile (util/grace.hpp). A create among them may have added
-    // a child after the pass above: a second pass frees it.
-    grace::synchronize();
-    close_children(ia);
+    // a child after the pass above: freed by another pass, and waited for again. No call
+    // that starts now gets past the IA's check, so this ends by the second round.
+    for (;;) {
+        grace::synchronize();
+        const std::size_t left = children_besides(ia, consumer_async);
+        if (left == 0) break;
+        close_children(ia);
+        if (children_besides(ia, consumer_async) >= left) break;  // traced by the pass
+    }
     // Stops the progress engine and releases every socket.
     ia->transport.reset();
     // Nothing posts to a consumer's async EVD any more: the use dat_ia_open took goes.
@@ -273,7 +286,8 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
     if (consumer_async != nullptr) evd_free(consumer_async);
     if (ia->own_async_evd) {
         // A thread may wait on it: released first (evd_free). Never the consumer's to free.
-        if (ia->async_evd->retire()) delete ia->async_evd;
+        // A dequeue that checked it may still look at its ring (util/grace.hpp).
+        if (ia->async_evd->retire()) grace::retire(ia->async_evd);
     }
     delete ia;
     return DAT_SUCCESS;
@@ -381,11 +395,16 @@ DAT_RETURN cno_free(DAT_CNO_HANDLE h) noexcept {
         cno->wait_triggers();  // an EVD that detached it may still be triggering it
         cno->ia->release(cno);
     }
-    // Not counted: deleting a CNO joins its agent thread, and the agent may be the one
+    // Not counted: stopping a CNO's agent joins its thread, and the agent may be the one
     // closing the IA, which waits for the frees counted in. (A close on another thread
-    // may thus return while this delete still runs: the window any call racing a close
-    // has, and it touches nothing of the IA.)
-    delete cno;
+    // may thus return while this still runs: the window any call racing a close has, and
+    // it touches nothing of the IA.) Paused while it joins: an agent closing an IA waits
+    // for the calls in flight (grace::synchronize), this one among them.
+    {
+        grace::Pause joining;
+        cno->stop_agent();
+    }
+    grace::retire(cno);  // a dat_cno_modify_agent that checked it may still use it
     return DAT_SUCCESS;
 }
 

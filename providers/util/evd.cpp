@@ -525,6 +525,15 @@ DAT_RETURN Cno::wait(DAT_TIMEOUT timeout_us, DAT_EVD_HANDLE *evd) noexcept {
     return DAT_SUCCESS;
 }
 
+void Cno::stop_agent() noexcept {
+    std::shared_ptr<AgentCalls> calls;
+    {
+        std::lock_guard lk(mu_);
+        calls = calls_;
+    }
+    if (calls != nullptr) calls->stop();  // again in ~Cno: then a no-op
+}
+
 void Cno::set_agent(DAT_OS_WAIT_PROXY_AGENT agent) noexcept {
     // The thread is started outside mu_: creating it allocates and takes a while.
     bool need = false;

@@ -228,6 +228,8 @@ struct Cno : Header {
     bool enter_wait() noexcept;
     void leave_wait() noexcept { in_wait_.fetch_sub(1, std::memory_order_release); }
     [[nodiscard]] bool retire() noexcept;  // false: another free claimed it first
+    // Ends the agent's thread (joins it, unless called from it); owed calls are dropped.
+    void stop_agent() noexcept;
 
   private:
     mutable std::mutex mu_;

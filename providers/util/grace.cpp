@@ -52,6 +52,11 @@ std::atomic<int> g_running{0};  // deletions taken off g_retired and still runni
 void on_thread_exit(void *p) noexcept {
     auto *s = static_cast<Slot *>(p);
     t_state.slot = nullptr;
+    t_state.depth = 0;
+    // A thread that ended inside a call (pthread_exit from an agent, a cancellation):
+    // its call is over.
+    if (const std::uint64_t v = s->seq.load(std::memory_order_relaxed); v & 1u)
+        s->seq.store(v + 1, std::memory_order_release);
     s->owned.store(false, std::memory_order_release);  // for the next thread to take
 }
 
@@ -78,6 +83,12 @@ void on_fork_child() noexcept {
         s->owned.store(false, std::memory_order_relaxed);
     }
     g_unslotted.store(t_state.slot == nullptr && t_state.depth > 0 ? 1 : 0);
+    // What the parent's threads retired names the parent's objects, and their
+    // destructors may take locks those threads held: left undone (leaked) here, as the
+    // deletions they were running at the fork.
+    g_retired.clear();
+    g_pending.store(false);
+    g_running.store(0);
 }
 
 bool init() noexcept {
@@ -196,6 +207,7 @@ Slot *register_thread() noexcept {
             s = new (std::nothrow) Slot;
         if (s == nullptr) {
             g_unslotted.fetch_add(1, std::memory_order_seq_cst);
+            full_fence();  // as below: counted before the caller's handle check
             DAPL_TRC(trace::kError, "util", "no memory for a thread's call slot");
             return nullptr;
         }
@@ -207,7 +219,9 @@ Slot *register_thread() noexcept {
         } while (!g_slots.compare_exchange_weak(head, s, std::memory_order_release,
                                                 std::memory_order_relaxed));
     } else {
-        s->seq.store(s->seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        // The next odd count, whatever the slot's last owner left (even on exit).
+        const std::uint64_t v = s->seq.load(std::memory_order_relaxed);
+        s->seq.store(v & 1u ? v + 2 : v + 1, std::memory_order_relaxed);
     }
     // Inside (odd) and listed before the caller's handle check, whatever the freeing side's
     // barrier is: this once per thread.
@@ -241,6 +255,11 @@ void retire(std::vector<Deferred> batch) noexcept {
         std::unique_lock lk(g_mu);
         g_retired.push_back({std::move(batch), std::move(waits)});
         g_pending.store(true, std::memory_order_relaxed);
+        lk.unlock();
+        // Either a thread leaving its call from now on sees g_pending (and deletes on its
+        // way out), or its leaving is seen by the look below.
+        heavy_fence();
+        lk.lock();
         run_elapsed(lk);  // those calls may have returned meanwhile
     } catch (...) {
         // Never freed early: without memory to note what they wait for, leaked.
@@ -262,6 +281,7 @@ void retire(Deferred d) noexcept {
 }
 
 void synchronize() noexcept {
+    Pause waiting;  // another thread in synchronize() waits for nobody who waits for it
     heavy_fence();
     for (Slot *s = g_slots.load(std::memory_order_acquire); s != nullptr; s = s->next) {
         if (s == t_state.slot) continue;

@@ -79,7 +79,15 @@ inline void enter() noexcept {
         // with this compiler barrier.
         std::atomic_signal_fence(std::memory_order_seq_cst);
     } else {
-        s->seq.exchange(v, std::memory_order_seq_cst);  // a full fence
+        // A full fence between the store and the handle check's (acquire) load; a
+        // sequentially consistent exchange alone does not order that load on every
+        // architecture. ThreadSanitizer takes no fences (and models no reordering).
+#if defined(__SANITIZE_THREAD__)
+        s->seq.exchange(v, std::memory_order_seq_cst);
+#else
+        s->seq.store(v, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
     }
 }
 
@@ -103,22 +111,28 @@ class Guard {
     Guard &operator=(const Guard &) = delete;
 };
 
-// Inside an entry point's Guard: the thread counts as outside while it blocks (a wait
-// that may last for ever must not hold back every deletion of the process). What it
-// uses meanwhile must be held alive by other means (Evd::enter_wait).
+// Inside entry points (at any depth): the thread counts as outside while it blocks. A
+// wait that may last for ever must not hold back every deletion of the process, nor may
+// a thread that waits for another (joining a CNO's agent, grace::synchronize) be waited
+// for by it. What the thread uses meanwhile must be held alive by other means
+// (Evd::enter_wait), or be its own to free (a claimed object).
 class Pause {
   public:
-    Pause() noexcept : outermost_(detail::t_state.depth == 1) {
-        if (outermost_) leave();
+    Pause() noexcept : depth_(detail::t_state.depth) {
+        if (depth_ == 0) return;
+        detail::t_state.depth = 1;
+        leave();
     }
     ~Pause() {
-        if (outermost_) enter();
+        if (depth_ == 0) return;
+        enter();
+        detail::t_state.depth = depth_;
     }
     Pause(const Pause &) = delete;
     Pause &operator=(const Pause &) = delete;
 
   private:
-    bool outermost_;
+    unsigned depth_;
 };
 
 // Runs d (deletes the object) once every other thread that is inside an entry point now
@@ -134,7 +148,9 @@ void retire(T *p) noexcept {
 
 // Returns once every other thread that is inside an entry point now has returned from
 // it, and every object retired before has been deleted. For a teardown (dat_ia_close)
-// that frees what calls in flight may still use, and nothing is retired after.
+// that frees what calls in flight may still use. The caller counts as outside while it
+// waits (a Pause: two closes at once must not wait for each other), so it must hold
+// nothing another thread may free.
 void synchronize() noexcept;
 
 // For tests: objects waiting for their grace period; slots made so far.

@@ -84,13 +84,20 @@ DAT_RETURN VerbsTransport::srq_create(util::Srq *srq) noexcept {
 }
 
 void VerbsTransport::srq_destroy(util::Srq *srq) noexcept {
-    SrqImpl *impl = srq_impl(srq);
-    if (impl == nullptr) return;
-    // No EP uses it any more (util checked): no queue pair can take from it. Receives
-    // still posted go with it, as with the reference.
-    if (int rc = ibv_destroy_srq(impl->dev); rc != 0)
-        DAPL_TRC(trace::kError, "verbs", "ibv_destroy_srq: %s", std::strerror(rc));
-    srq->impl = nullptr;
+    SrqImpl *impl = nullptr;
+    {
+        // Under the SRQ's lock: a dat_srq_post_recv that checked the SRQ before the free
+        // (util keeps the SRQ itself for it, util/grace.hpp) finds it gone, never a
+        // destroyed device queue. Not under live_mu: a completion takes that one first.
+        std::lock_guard lk(srq->mu);
+        impl = srq_impl(srq);
+        if (impl == nullptr) return;
+        // No EP uses it any more (util checked): no queue pair can take from it. Receives
+        // still posted go with it, as with the reference.
+        if (int rc = ibv_destroy_srq(impl->dev); rc != 0)
+            DAPL_TRC(trace::kError, "verbs", "ibv_destroy_srq: %s", std::strerror(rc));
+        srq->impl = nullptr;
+    }
     {
         std::lock_guard live(impl->live_mu);
         impl->srq = nullptr;  // util deletes its SRQ when this returns
@@ -101,12 +108,13 @@ void VerbsTransport::srq_destroy(util::Srq *srq) noexcept {
 
 DAT_RETURN VerbsTransport::srq_post_recv(util::Srq *srq, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
                                          DAT_DTO_COOKIE cookie) noexcept {
-    SrqImpl *impl = srq_impl(srq);
     ibv_sge sge[kMaxSge];
     int nsge = 0;
     std::uint64_t total = 0;
     if (!build_sges(n, iov, sge, &nsge, &total)) return util::err(DAT_LENGTH_ERROR);
     std::lock_guard lk(srq->mu);
+    SrqImpl *impl = srq_impl(srq);
+    if (impl == nullptr) return util::invalid_handle(DAT_HANDLE_TYPE_SRQ);  // freed meanwhile
     // util's mirror first: it refuses a post beyond max_recv_dtos (and a non-operational SRQ).
     if (DAT_RETURN rc = util::srq_post_locked(srq, n, iov, cookie); rc != DAT_SUCCESS) return rc;
     WrSlot *slot = &impl->slots[impl->head++ & impl->mask];

@@ -198,7 +198,11 @@ class Hammer {
         : t_([this, call, allowed] {
               for (;;) {
                   const DAT_RETURN rc = call();
-                  calls_.fetch_add(1);
+                  // A free that failed would leave it calling for ever: ended, and said.
+                  if (calls_.fetch_add(1) == kMaxCalls) {
+                      unexpected_.store(rc);
+                      return;
+                  }
                   const auto type = static_cast<DAT_RETURN_TYPE>(DAT_GET_TYPE(rc));
                   if (type == DAT_INVALID_HANDLE) return;
                   if (rc != DAT_SUCCESS && allowed.count(type) == 0) unexpected_.store(rc);
@@ -213,6 +217,7 @@ class Hammer {
     DAT_RETURN unexpected() const { return unexpected_.load(); }
 
   private:
+    static constexpr long kMaxCalls = 20'000'000;
     std::atomic<long> calls_{0};
     std::atomic<DAT_RETURN> unexpected_{DAT_SUCCESS};
     std::thread t_;

@@ -137,6 +137,53 @@ TEST_P(Grace, SynchronizeReturnsOnlyOnceTheCallsInFlightHaveReturned) {
     EXPECT_TRUE(deleted.load()) << "synchronize returned before what was retired went";
 }
 
+// Two threads in grace::synchronize at once, each inside a call of its own (two IAs closed
+// at once, or a close while a failed dat_ia_open tears down its transport): neither waits
+// for the other. Before, each waited for the other's call to end: for ever.
+TEST_P(Grace, TwoSynchronizesAtOnceDoNotWaitForEachOther) {
+    std::atomic<int> inside{0}, done{0};
+    auto closer = [&] {
+        grace::Guard g;
+        inside.fetch_add(1);
+        while (inside.load() < 2) std::this_thread::yield();
+        grace::synchronize();
+        done.fetch_add(1);
+    };
+    std::thread a(closer), b(closer);
+    for (int ms = 0; done.load() < 2 && ms < 5000; ++ms) std::this_thread::sleep_for(1ms);
+    ASSERT_EQ(done.load(), 2) << "two synchronizes waited for each other";
+    a.join();
+    b.join();
+}
+
+// A thread paused deep in nested calls (dat_ia_close freeing a CNO, joining its agent)
+// holds nothing back either, and is inside its calls again afterwards.
+TEST_P(Grace, APauseInNestedCallsHoldsNothingBackAndRestoresThem) {
+    std::atomic<bool> paused{false}, resume{false}, deleted{false}, after{false};
+    std::thread t([&] {
+        grace::Guard outer;
+        grace::Guard inner;
+        {
+            grace::Pause joining;
+            paused.store(true);
+            while (!resume.load()) std::this_thread::sleep_for(1ms);
+        }
+        after.store(true);
+        while (resume.load()) std::this_thread::sleep_for(1ms);  // until told again
+    });
+    while (!paused.load()) std::this_thread::sleep_for(1ms);
+    grace::retire(new Watched{&deleted});
+    EXPECT_TRUE(deleted.load()) << "a paused thread held back a deletion";
+    resume.store(true);
+    while (!after.load()) std::this_thread::sleep_for(1ms);
+    std::atomic<bool> second{false};
+    grace::retire(new Watched{&second});
+    EXPECT_FALSE(second.load()) << "the thread did not count as inside after its pause";
+    resume.store(false);
+    t.join();
+    EXPECT_TRUE(second.load());
+}
+
 TEST_P(Grace, NestedGuardsCountAsOneCall) {
     std::atomic<bool> deleted{false}, release{false}, inside{false};
     std::thread t([&] {
