@@ -1,5 +1,6 @@
 // IA, generic-handle, PZ and CNO entry points.
 #include <chrono>
+#include <cstdint>
 #include <new>
 #include <thread>
 #include <unordered_set>
@@ -263,18 +264,30 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
     // What the consumer left, and the requests nobody answered: freed through the entry
     // points while the transport (the device) still runs, except a consumer-made async
     // EVD, which the transport may post to until it stops.
+    // The async EVD dat_ia_open made is no child: a CNO it names would refuse its free.
+    if (ia->own_async_evd) ia->async_evd->set_cno(nullptr);
     Evd *consumer_async = close_children(ia);
     // Calls on other threads that checked the IA or one of its objects before they died
-    // (a post, a dequeue, a create) return before the transport goes; what the frees
-    // retired is deleted meanwhile (util/grace.hpp). A create among them may have added
-    // a child after the pass above: freed by another pass, and waited for again. No call
-    // that starts now gets past the IA's check, so this ends by the second round.
-    for (;;) {
+    // (a post, a dequeue, a create, a free) return before the transport goes; what the
+    // frees retired is deleted meanwhile (util/grace.hpp). A create among them may have
+    // added a child after the pass above: freed by another pass, and waited for again.
+    // No call that starts now gets past the IA's check, so this ends in a few rounds;
+    // every way out follows a synchronize.
+    for (std::size_t before = SIZE_MAX;;) {
         grace::synchronize();
         const std::size_t left = children_besides(ia, consumer_async);
-        if (left == 0) break;
-        close_children(ia);
-        if (children_besides(ia, consumer_async) >= left) break;  // traced by the pass
+        // Read after the children: a free that took one out counted itself in first.
+        if (left == 0 && ia->frees_in_flight.load() == 0) break;
+        if (left > 0 && left >= before) {  // a pass freed nothing: each was traced
+            DAPL_TRC(trace::kError, "ia", "closing %s: %zu objects could not be freed",
+                     ia->instance->name.c_str(), left);
+            break;
+        }
+        before = left;
+        if (left > 0)
+            close_children(ia);
+        else  // a free of a late child on another thread: its end, then look again
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     // Stops the progress engine and releases every socket.
     ia->transport.reset();

@@ -141,7 +141,8 @@ DAT_RETURN VerbsTransport::srq_post_recv(util::Srq *srq, DAT_COUNT n, const DAT_
 }
 
 DAT_RETURN VerbsTransport::srq_resize(util::Srq *srq, DAT_COUNT max_recv_dtos) noexcept {
-    SrqImpl *impl = srq_impl(srq);
+    SrqImpl *impl = srq_impl(srq);  // util holds srq->mu, as srq_destroy does to clear it
+    if (impl == nullptr) return util::invalid_handle(DAT_HANDLE_TYPE_SRQ);  // freed meanwhile
     const auto want = static_cast<std::uint32_t>(max_recv_dtos);
     if (want <= impl->max_wr) return DAT_SUCCESS;  // the device queue already holds them
     ibv_srq_attr a{};

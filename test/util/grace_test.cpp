@@ -391,4 +391,22 @@ TEST(GraceEntries, AnEndpointCreatedDuringAnAbruptCloseGoesWithTheIa) {
         << "an EP of the closed IA is still live";
 }
 
+// An abrupt close of an IA whose own async EVD (made by dat_ia_open, no child) names a
+// CNO: the CNO goes with the IA. Before, its free was refused on every pass (the EVD
+// still counted it as a user) and it stayed live, naming the deleted IA.
+TEST(GraceEntries, AnAbruptCloseFreesTheCnoItsOwnAsyncEvdNames) {
+    GatedIa g("grace-close-async-cno");
+    ASSERT_NE(g.t, nullptr);
+    DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
+    ASSERT_EQ(g.t->ia_query_func(g.ia, &async, 0, nullptr, 0, nullptr), DAT_SUCCESS);
+    ASSERT_NE(async, DAT_HANDLE_NULL);
+    DAT_CNO_HANDLE cno = DAT_HANDLE_NULL;
+    ASSERT_EQ(g.t->cno_create_func(g.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno), DAT_SUCCESS);
+    ASSERT_EQ(g.t->evd_modify_cno_func(async, cno), DAT_SUCCESS);
+    EXPECT_EQ(g.t->ia_close_func(g.ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+    DAT_CNO_PARAM p{};
+    EXPECT_EQ(DAT_GET_TYPE(g.t->cno_query_func(cno, DAT_CNO_FIELD_ALL, &p)), DAT_INVALID_HANDLE)
+        << "the CNO outlived its IA";
+}
+
 }  // namespace
