@@ -131,21 +131,23 @@ std::uint64_t own_unslotted() noexcept {
     return t_state.slot == nullptr && t_state.depth > 0 ? 1 : 0;
 }
 
-// The calls in flight on other threads, as `waits`.
-void snapshot(std::vector<Wait> &waits) {
+bool passed(const Wait &w) noexcept {
+    if (w.slot == nullptr) return g_unslotted.load(std::memory_order_acquire) <= w.seq;
+    return w.slot->seq.load(std::memory_order_acquire) != w.seq;
+}
+
+// Calls f(wait) for each call in flight on another thread, after the barrier that pairs
+// with the entries': what retire() waits for, and synchronize().
+template <class F>
+void each_call_in_flight(F f) {
     heavy_fence();
     for (Slot *s = g_slots.load(std::memory_order_acquire); s != nullptr; s = s->next) {
         if (s == t_state.slot) continue;
         const std::uint64_t v = s->seq.load(std::memory_order_acquire);
-        if (v & 1u) waits.push_back({s, v});
+        if (v & 1u) f(Wait{s, v});
     }
     const std::uint64_t own = own_unslotted();
-    if (g_unslotted.load(std::memory_order_acquire) > own) waits.push_back({nullptr, own});
-}
-
-bool passed(const Wait &w) noexcept {
-    if (w.slot == nullptr) return g_unslotted.load(std::memory_order_acquire) <= w.seq;
-    return w.slot->seq.load(std::memory_order_acquire) != w.seq;
+    if (g_unslotted.load(std::memory_order_acquire) > own) f(Wait{nullptr, own});
 }
 
 bool elapsed(const std::vector<Wait> &waits) noexcept {
@@ -247,7 +249,7 @@ void retire(std::vector<Deferred> batch) noexcept {
     if (batch.empty()) return;
     std::vector<Wait> waits;
     try {
-        snapshot(waits);
+        each_call_in_flight([&](const Wait &w) { waits.push_back(w); });
         if (waits.empty()) {
             for (const Deferred &d : batch) d();  // no call in flight elsewhere: the common case
             return;
@@ -282,15 +284,9 @@ void retire(Deferred d) noexcept {
 
 void synchronize() noexcept {
     Pause waiting;  // another thread in synchronize() waits for nobody who waits for it
-    heavy_fence();
-    for (Slot *s = g_slots.load(std::memory_order_acquire); s != nullptr; s = s->next) {
-        if (s == t_state.slot) continue;
-        const std::uint64_t v = s->seq.load(std::memory_order_acquire);
-        if (!(v & 1u)) continue;
-        while (s->seq.load(std::memory_order_acquire) == v) std::this_thread::yield();
-    }
-    const std::uint64_t own = own_unslotted();
-    while (g_unslotted.load(std::memory_order_acquire) > own) std::this_thread::yield();
+    each_call_in_flight([](const Wait &w) {
+        while (!passed(w)) std::this_thread::yield();
+    });
     // Everything retired before now has passed its grace period: deleted here, or by a
     // thread already deleting it.
     {
