@@ -76,11 +76,22 @@ bool optional_evd(DAT_EVD_HANDLE h, const Ia *ia, Evd **out) noexcept {
     return *out != nullptr;
 }
 
-// The EP no longer uses its EVDs and PZ, and no longer counts as the IA's.
+// The EP no longer uses its EVDs and PZ, and no longer counts as the IA's. Read under
+// ep->mu, which dat_ep_modify holds while it moves the uses: a modify that checked the
+// EP before the free's claim either has moved them already or finds the EP dead.
 void release_uses(Ep *ep) noexcept {
-    for (Evd *e : {ep->recv_evd, ep->request_evd, ep->connect_evd})
-        if (e != nullptr) e->users.fetch_sub(1);
-    if (ep->pz != nullptr) ep->pz->users.fetch_sub(1);
+    Evd *evds[3];
+    Pz *pz = nullptr;
+    {
+        std::lock_guard lk(ep->mu);
+        evds[0] = ep->recv_evd;
+        evds[1] = ep->request_evd;
+        evds[2] = ep->connect_evd;
+        pz = ep->pz;
+    }
+    for (Evd *e : evds)
+        if (e != nullptr) e->users.drop();
+    if (pz != nullptr) pz->users.drop();
     ep->ia->release(ep);
 }
 
@@ -146,6 +157,19 @@ DAT_RETURN create_ep(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
     if (!optional_evd(conn_h, ia, &conn))
         return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CONN);
     if (out == nullptr) return bad_arg(attr_arg + 1);
+    // Counted before the transport uses them: a free of one under way refuses the use
+    // (util/use_count.hpp), and one that comes later sees this EP as a user.
+    UseHold uses;
+    if (!uses.take(uses_of(pz))) return invalid_handle(DAT_HANDLE_TYPE_PZ);
+    if (!uses.take(uses_of(recv))) return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV);
+    if (!uses.take(uses_of(req))) return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_REQUEST);
+    if (!uses.take(uses_of(conn))) return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CONN);
+    if (!uses.take(uses_of(srq))) return invalid_handle(DAT_HANDLE_TYPE_SRQ);
+    // The SRQ's limit of endpoints, counted with this one: two creates at once cannot
+    // both pass it.
+    if (const DAT_COUNT max_eps = ia->transport->limits().max_ep_per_srq;
+        srq != nullptr && max_eps > 0 && srq->users.count() > max_eps)
+        return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
     const Limits &lim = ia->transport->limits();
     Ep *ep = new (std::nothrow) Ep(ia->provider, ia);
     if (ep == nullptr) return kNoMemory;
@@ -192,10 +216,7 @@ DAT_RETURN create_ep(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
         delete ep;
         return rc;
     }
-    for (Evd *e : {recv, req, conn})
-        if (e != nullptr) e->users.fetch_add(1);
-    if (pz != nullptr) pz->users.fetch_add(1);
-    if (srq != nullptr) srq->users.fetch_add(1);
+    uses.keep();
     ia->adopt(ep);
     *out = ep;
     return DAT_SUCCESS;
@@ -309,12 +330,16 @@ bool transport_changes(const Ep *ep, const EpConfig &next) noexcept {
            a.max_rdma_write_iov != b.max_rdma_write_iov;
 }
 
-// One use moves from `from` to `to` (EVD or PZ; either may be nullptr).
+// The use of `to` that replacing `from` (EVD or PZ; either may be nullptr) takes, before
+// the transport builds on it; false if a free of `to` has begun.
 template <class T>
-void move_use(T *from, T *to) noexcept {
-    if (from == to) return;
-    if (to != nullptr) to->users.fetch_add(1);
-    if (from != nullptr) from->users.fetch_sub(1);
+bool take_new_use(UseHold &uses, const T *from, T *to) noexcept {
+    return from == to || uses.take(uses_of(to));
+}
+// The use of `from` a change that took `to`'s gives back.
+template <class T>
+void drop_old_use(T *from, const T *to) noexcept {
+    if (from != to && from != nullptr) from->users.drop();
 }
 }  // namespace
 
@@ -358,6 +383,9 @@ DAT_RETURN ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM
     }
 
     std::lock_guard lk(ep->mu);
+    // A dat_ep_free that claimed the EP since the check gives back the uses it finds
+    // under this lock: none may move after that (release_uses).
+    if (as<Ep>(ep) == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
     if ((mask & ~kNamedFields) != 0) {
         if (!modified_attr(ep->attr, mask, p->ep_attr, ia->transport->limits(), &next.attr)) {
             DAPL_TRC(trace::kError, "ep", "dat_ep_modify: EP attribute out of the IA's limits");
@@ -376,13 +404,22 @@ DAT_RETURN ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM
                                                   ? DAT_INVALID_STATE_EP_CONNECTED
                                                   : DAT_INVALID_STATE_EP_NOTREADY);
         }
+        UseHold uses;
+        if (!take_new_use(uses, ep->pz, next.pz)) return invalid_handle(DAT_HANDLE_TYPE_PZ);
+        if (!take_new_use(uses, ep->recv_evd, next.recv_evd))
+            return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV);
+        if (!take_new_use(uses, ep->request_evd, next.request_evd))
+            return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_REQUEST);
+        if (!take_new_use(uses, ep->connect_evd, next.connect_evd))
+            return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CONN);
         if (transport_changes(ep, next)) {
             if (DAT_RETURN rc = ia->transport->ep_modify(ep, next); rc != DAT_SUCCESS) return rc;
         }
-        move_use(ep->pz, next.pz);
-        move_use(ep->recv_evd, next.recv_evd);
-        move_use(ep->request_evd, next.request_evd);
-        move_use(ep->connect_evd, next.connect_evd);
+        uses.keep();
+        drop_old_use(ep->pz, next.pz);
+        drop_old_use(ep->recv_evd, next.recv_evd);
+        drop_old_use(ep->request_evd, next.request_evd);
+        drop_old_use(ep->connect_evd, next.connect_evd);
         ep->pz = next.pz;
         ep->recv_evd = next.recv_evd;
         ep->request_evd = next.request_evd;
@@ -553,7 +590,7 @@ DAT_RETURN ep_free(DAT_EP_HANDLE h) noexcept {
     // not free a ring the progress still writes a completion into.
     release_uses(ep);
     // Only now may the SRQ go: the transport's teardown still gave its receives back.
-    if (ep->srq != nullptr) ep->srq->users.fetch_sub(1);
+    if (ep->srq != nullptr) ep->srq->users.drop();
     // Freed when the transport lets go of it (its progress thread may still hold it).
     tr->ep_release(Deferred::of(ep));
     return DAT_SUCCESS;
@@ -583,13 +620,19 @@ void forget_cr(Cr *cr) noexcept {
 // Listens on sp->qual; on failure frees `sp` (the transport holds nothing of it).
 template <class S>
 DAT_RETURN sp_create(Ia *ia, S *sp) noexcept {
+    // Counted before the first request can post to it (a dat_evd_free under way refuses).
+    UseHold uses;
+    if (!uses.take(&sp->evd->users)) {
+        delete sp;
+        return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
+    }
     DAT_RETURN rc = ia->transport->sp_listen(sp);
     if (rc != DAT_SUCCESS) {
         delete sp;
         return rc;
     }
+    uses.keep();
     ia->adopt(sp);
-    sp->evd->users.fetch_add(1);
     return DAT_SUCCESS;
 }
 
@@ -599,7 +642,7 @@ void sp_free(S *sp) noexcept {
     sp->ia->release(sp);
     sp->ia->transport->sp_close(sp);
     // Only now: until sp_close a connection request may still post to the EVD.
-    sp->evd->users.fetch_sub(1);
+    sp->evd->users.drop();
     delete sp;  // no request reaches it after sp_close
 }
 

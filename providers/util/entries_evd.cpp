@@ -27,9 +27,15 @@ DAT_RETURN evd_create(DAT_IA_HANDLE h, DAT_COUNT qlen, DAT_CNO_HANDLE cno_h, DAT
     if (out == nullptr) return bad_arg(5);
     Evd *evd = nullptr;
     try {
-        evd = new Evd(ia->provider, ia, qlen, flags, cno);
+        evd = new Evd(ia->provider, ia, qlen, flags);
     } catch (...) {
         return kNoMemory;
+    }
+    // Attached before the transport sees the EVD (a backend learns of its CNO), and
+    // refused if a dat_cno_free of it has begun.
+    if (DAT_RETURN rc = evd->set_cno(cno); rc != DAT_SUCCESS) {
+        delete evd;
+        return rc;
     }
     evd->set_progress(ia->transport.get());
     if (flags & DAT_EVD_DTO_FLAG) {
@@ -129,11 +135,13 @@ DAT_RETURN evd_post_se(DAT_EVD_HANDLE h, const DAT_EVENT *event) noexcept {
 DAT_RETURN evd_free(DAT_EVD_HANDLE h) noexcept {
     Evd *evd = as<Evd>(h);
     if (evd == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EVD);
-    if (evd->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
-    if (evd == evd->ia->async_evd) {
-        if (evd->ia->own_async_evd) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
-        evd->ia->async_evd = nullptr;
-    }
+    if (evd == evd->ia->async_evd && evd->ia->own_async_evd)
+        return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
+    // From here no EP, service point or IA takes a use of it (util/use_count.hpp).
+    if (UseCount::Free f = evd->users.begin_free(); f != UseCount::Free::Begun)
+        return f == UseCount::Free::InUse ? err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE)
+                                          : invalid_handle(DAT_HANDLE_TYPE_EVD);
+    if (evd == evd->ia->async_evd) evd->ia->async_evd = nullptr;
     // A thread blocked in dat_evd_wait is released (DAT_INTERRUPTED_CALL) before the EVD
     // goes: deleting its mutex and condition variable under it would hang or crash.
     if (!evd->retire()) return invalid_handle(DAT_HANDLE_TYPE_EVD);  // another free won

@@ -31,23 +31,22 @@ DAT_RETURN ia_open(const DAT_NAME_PTR name, DAT_COUNT qlen, DAT_EVD_HANDLE *asyn
         if (qlen <= 0) qlen = 8;
         // The same bound as dat_evd_create: a huge length is refused, not allocated.
         if (qlen > ia->transport->limits().max_evd_qlen) return bad_arg(2);
-        ia->async_evd = new Evd(&inst->table, ia.get(), qlen, DAT_EVD_ASYNC_FLAG, nullptr);
+        ia->async_evd = new Evd(&inst->table, ia.get(), qlen, DAT_EVD_ASYNC_FLAG);
         ia->own_async_evd = true;
         *async_evd = ia->async_evd;
     } else if (*async_evd != DAT_EVD_ASYNC_EXISTS) {
         // The consumer's EVD (of another IA): one made for asynchronous events, and in use
         // until this IA closes, so that dat_evd_free cannot delete it under our posts.
         Evd *evd = as<Evd>(*async_evd);
-        if (evd == nullptr || !(evd->flags & DAT_EVD_ASYNC_FLAG))
+        if (evd == nullptr || !(evd->flags & DAT_EVD_ASYNC_FLAG) || !evd->users.take())
             return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_ASYNC);
-        evd->users.fetch_add(1);
         evd->lent_as_async.fetch_add(1);
         // An abrupt close of the EVD's own IA claims that IA before it looks for lent EVDs:
         // either it sees the count just taken and refuses, or we see its claim and back out
         // (it frees the EVD).
         if (as<Ia>(evd->ia) == nullptr) {
             evd->lent_as_async.fetch_sub(1);
-            evd->users.fetch_sub(1);
+            evd->users.drop();
             return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_ASYNC);
         }
         ia->async_evd = evd;
@@ -294,7 +293,7 @@ DAT_RETURN ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
     // Nothing posts to a consumer's async EVD any more: the use dat_ia_open took goes.
     if (!ia->own_async_evd && ia->async_evd != nullptr) {
         ia->async_evd->lent_as_async.fetch_sub(1);
-        ia->async_evd->users.fetch_sub(1);
+        ia->async_evd->users.drop();
     }
     if (consumer_async != nullptr) evd_free(consumer_async);
     if (ia->own_async_evd) {
@@ -355,12 +354,17 @@ DAT_RETURN pz_query(DAT_PZ_HANDLE h, DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *param
 DAT_RETURN pz_free(DAT_PZ_HANDLE h) noexcept {
     Pz *pz = as<Pz>(h);
     if (pz == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PZ);
-    if (pz->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE);
+    // From here no create takes a use of it (util/use_count.hpp).
+    if (UseCount::Free f = pz->users.begin_free(); f != UseCount::Free::Begun)
+        return f == UseCount::Free::InUse ? err(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE)
+                                          : invalid_handle(DAT_HANDLE_TYPE_PZ);
     if (!claim(pz)) return invalid_handle(DAT_HANDLE_TYPE_PZ);  // another free won
     FreeInFlight flight(pz->ia);
     pz->ia->transport->pz_destroy(pz);
     pz->ia->release(pz);
-    delete pz;
+    // A create that checked it and has yet to take its use still reads the use count
+    // (freeing: the take fails) until it returns.
+    grace::retire(pz);
     return DAT_SUCCESS;
 }
 
@@ -379,7 +383,8 @@ DAT_RETURN cno_create(DAT_IA_HANDLE h, DAT_OS_WAIT_PROXY_AGENT agent,
 DAT_RETURN cno_modify_agent(DAT_CNO_HANDLE h, DAT_OS_WAIT_PROXY_AGENT agent) noexcept {
     Cno *cno = as<Cno>(h);
     if (cno == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CNO);
-    cno->set_agent(agent);
+    // Refused if a dat_cno_free won the race since the check.
+    if (!cno->set_agent(agent)) return invalid_handle(DAT_HANDLE_TYPE_CNO);
     return DAT_SUCCESS;
 }
 
@@ -400,7 +405,10 @@ DAT_RETURN cno_query(DAT_CNO_HANDLE h, DAT_CNO_PARAM_MASK mask, DAT_CNO_PARAM *p
 DAT_RETURN cno_free(DAT_CNO_HANDLE h) noexcept {
     Cno *cno = as<Cno>(h);
     if (cno == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CNO);
-    if (cno->users.load() != 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE);
+    // From here no EVD attaches it (util/use_count.hpp).
+    if (UseCount::Free f = cno->users.begin_free(); f != UseCount::Free::Begun)
+        return f == UseCount::Free::InUse ? err(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE)
+                                          : invalid_handle(DAT_HANDLE_TYPE_CNO);
     // A thread in dat_cno_wait: DAT_INTERRUPTED_CALL, then gone.
     if (!cno->retire()) return invalid_handle(DAT_HANDLE_TYPE_CNO);  // another free won
     {

@@ -4,6 +4,7 @@
 
 #include "trace/trace.hpp"
 #include "util/entries.hpp"
+#include "util/grace.hpp"
 #include "util/objects.hpp"
 
 namespace opendat::util::entry {
@@ -38,6 +39,9 @@ DAT_RETURN lmr_create(DAT_IA_HANDLE h, DAT_MEM_TYPE mem_type, DAT_REGION_DESCRIP
             return err(DAT_MODEL_NOT_SUPPORTED);
     }
     if (range.addr + range.len < range.addr) return bad_arg(4);
+    // Counted before the transport registers in it: a dat_pz_free under way refuses.
+    UseHold uses;
+    if (!uses.take(&pz->users)) return invalid_handle(DAT_HANDLE_TYPE_PZ);
     Lmr *lmr = new (std::nothrow) Lmr(ia->provider, ia);
     if (lmr == nullptr) return kNoMemory;
     lmr->mem_type = mem_type;
@@ -49,7 +53,7 @@ DAT_RETURN lmr_create(DAT_IA_HANDLE h, DAT_MEM_TYPE mem_type, DAT_REGION_DESCRIP
         delete lmr;
         return rc;
     }
-    pz->users.fetch_add(1);
+    uses.keep();
     ia->adopt(lmr);
     *lmr_out = lmr;
     if (lmr_ctx != nullptr) *lmr_ctx = lmr->lmr_context;
@@ -89,9 +93,9 @@ DAT_RETURN lmr_free(DAT_LMR_HANDLE h) noexcept {
     FreeInFlight flight(lmr->ia);
     // Deregistering first means no later access, local or remote, can reach this memory.
     lmr->ia->transport->lmr_deregister(lmr);
-    lmr->pz->users.fetch_sub(1);
+    lmr->pz->users.drop();
     lmr->ia->release(lmr);
-    delete lmr;
+    grace::retire(lmr);  // a dat_lmr_create or dat_rmr_bind that checked it still reads it
     return DAT_SUCCESS;
 }
 
@@ -99,6 +103,8 @@ DAT_RETURN rmr_create(DAT_PZ_HANDLE pz_h, DAT_RMR_HANDLE *out) noexcept {
     Pz *pz = as<Pz>(pz_h);
     if (pz == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PZ);
     if (out == nullptr) return bad_arg(2);
+    UseHold uses;  // before the transport call, as in dat_lmr_create
+    if (!uses.take(&pz->users)) return invalid_handle(DAT_HANDLE_TYPE_PZ);
     Rmr *rmr = new (std::nothrow) Rmr(pz->provider, pz->ia);
     if (rmr == nullptr) return kNoMemory;
     rmr->pz = pz;
@@ -106,7 +112,7 @@ DAT_RETURN rmr_create(DAT_PZ_HANDLE pz_h, DAT_RMR_HANDLE *out) noexcept {
         delete rmr;
         return rc;
     }
-    pz->users.fetch_add(1);
+    uses.keep();
     pz->ia->adopt(rmr);
     *out = rmr;
     return DAT_SUCCESS;
@@ -169,9 +175,9 @@ DAT_RETURN rmr_free(DAT_RMR_HANDLE h) noexcept {
     FreeInFlight flight(rmr->ia);
     rmr->ia->transport->rmr_free(rmr);
     bind_to(rmr, nullptr);
-    rmr->pz->users.fetch_sub(1);
+    rmr->pz->users.drop();
     rmr->ia->release(rmr);
-    delete rmr;
+    grace::retire(rmr);  // a dat_rmr_bind that checked it still reads it
     return DAT_SUCCESS;
 }
 

@@ -37,6 +37,8 @@ DAT_RETURN srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_SRQ_ATTR *attr,
     if (a.max_recv_dtos <= 0 || a.max_recv_dtos > lim.max_recv_per_srq || a.max_recv_iov < 0 ||
         a.max_recv_iov > lim.max_iov || a.low_watermark < 0 || a.low_watermark > a.max_recv_dtos)
         return bad_arg(3);
+    UseHold uses;  // before the transport sees the PZ (util/use_count.hpp)
+    if (!uses.take(&pz->users)) return invalid_handle(DAT_HANDLE_TYPE_PZ);
     auto *srq = new (std::nothrow) Srq(ia->provider, ia);
     if (srq == nullptr) return kNoMemory;
     srq->pz = pz;
@@ -55,7 +57,7 @@ DAT_RETURN srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_SRQ_ATTR *attr,
         delete srq;
         return rc;
     }
-    pz->users.fetch_add(1);
+    uses.keep();
     ia->adopt(srq);
     *out = srq;
     return DAT_SUCCESS;
@@ -64,11 +66,14 @@ DAT_RETURN srq_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_SRQ_ATTR *attr,
 DAT_RETURN srq_free(DAT_SRQ_HANDLE h) noexcept {
     Srq *srq = as<Srq>(h);
     if (srq == nullptr) return kBadSrq;
-    if (srq->users.load() > 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_IN_USE);
+    // From here no endpoint is created with it (util/use_count.hpp).
+    if (UseCount::Free f = srq->users.begin_free(); f != UseCount::Free::Begun)
+        return f == UseCount::Free::InUse ? err(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_IN_USE)
+                                          : kBadSrq;
     if (!claim(srq)) return kBadSrq;  // another free won
     FreeInFlight flight(srq->ia);
     srq->ia->transport->srq_destroy(srq);
-    srq->pz->users.fetch_sub(1);
+    srq->pz->users.drop();
     srq->ia->release(srq);
     // Receives still posted go with it: no endpoint is left to report them. Deleted once
     // a dat_srq_post_recv that checked it before the claim has returned.
@@ -145,7 +150,7 @@ DAT_RETURN ep_create_with_srq(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_EVD_HANDL
     Srq *srq = as<Srq>(srq_h, ia);
     if (srq == nullptr) return kBadSrq;
     const DAT_COUNT max_eps = ia->transport->limits().max_ep_per_srq;
-    if (max_eps > 0 && srq->users.load() >= max_eps)
+    if (max_eps > 0 && srq->users.count() >= max_eps)
         return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
     DAT_RETURN rc = create_ep(h, pz_h, recv_h, req_h, conn_h, srq, attr, out);
     if (rc == DAT_SUCCESS && ia->own_async_evd) {

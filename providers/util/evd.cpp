@@ -46,11 +46,8 @@ struct InlineSink {
 __attribute__((tls_model("initial-exec"))) thread_local InlineSink *t_sink = nullptr;
 }  // namespace
 
-Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f, Cno *cno)
-    : Header(p, kType, ia), flags(f), ring_(static_cast<std::size_t>(qlen)), cno_(cno) {
-    if (cno_ != nullptr) cno_->users.fetch_add(1);
-    has_cno_.store(cno_ != nullptr, std::memory_order_relaxed);
-}
+Evd::Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS f)
+    : Header(p, kType, ia), flags(f), ring_(static_cast<std::size_t>(qlen)) {}
 
 [[gnu::hot]] bool Evd::hand_off(const DAT_EVENT &ev) noexcept {
     InlineSink *s = t_sink;
@@ -437,16 +434,22 @@ DAT_RETURN Evd::set_cno(Cno *cno) noexcept {
     Cno *from = nullptr;
     {
         std::lock_guard lk(mu_);
+        // A dat_evd_free that claimed this EVD detaches its CNO under this lock: nothing
+        // may attach one after that (its use would never be given back).
+        if (cno != nullptr && magic.load(std::memory_order_acquire) == kMagicDead)
+            return invalid_handle(DAT_HANDLE_TYPE_EVD);
+        // Counted before it is named: a dat_cno_free under way refuses the use.
+        if (cno != nullptr && cno != cno_ && !cno->users.take())
+            return invalid_handle(DAT_HANDLE_TYPE_CNO);
         from = cno_;
         cno_ = cno;
-        if (cno_ != nullptr) cno_->users.fetch_add(1);
         has_cno_.store(cno_ != nullptr, std::memory_order_relaxed);
     }
     if (backend_ != nullptr && from != cno) backend_->cno_changed(from, cno);
     // The old CNO counts this EVD as a user until the backend has let go of it too (the
     // verbs completion watcher triggers CNOs on its own thread): only then may
     // dat_cno_free, which checks users, free it.
-    if (from != nullptr) from->users.fetch_sub(1);
+    if (from != nullptr && from != cno) from->users.drop();
     return DAT_SUCCESS;
 }
 
@@ -534,23 +537,31 @@ void Cno::stop_agent() noexcept {
     if (calls != nullptr) calls->stop();  // again in ~Cno: then a no-op
 }
 
-void Cno::set_agent(DAT_OS_WAIT_PROXY_AGENT agent) noexcept {
+bool Cno::set_agent(DAT_OS_WAIT_PROXY_AGENT agent) noexcept {
     // The thread is started outside mu_: creating it allocates and takes a while.
     bool need = false;
     {
         std::lock_guard lk(mu_);
+        if (closing_) return false;
         need = calls_ == nullptr && agent.proxy_agent_func != nullptr;
     }
     std::shared_ptr<AgentCalls> started = need ? AgentCalls::start(agent) : nullptr;
+    bool set = false;
     {
         std::lock_guard lk(mu_);
-        agent_ = agent;
-        if (calls_ != nullptr)
-            calls_->set_agent(agent);
-        else
-            calls_ = std::move(started);
+        // A dat_cno_free that began meanwhile has stopped the agent (or found none): no
+        // new one may start after it, to be joined by whichever thread deletes the CNO.
+        if (!closing_) {
+            set = true;
+            agent_ = agent;
+            if (calls_ != nullptr)
+                calls_->set_agent(agent);
+            else
+                calls_ = std::move(started);
+        }
     }
-    if (started != nullptr) started->stop();  // another thread started one meanwhile
+    if (started != nullptr) started->stop();  // not needed after all
+    return set;
 }
 
 DAT_OS_WAIT_PROXY_AGENT Cno::agent() const noexcept {

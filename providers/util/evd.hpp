@@ -20,6 +20,7 @@
 
 #include "util/agent_calls.hpp"
 #include "util/object.hpp"
+#include "util/use_count.hpp"
 
 namespace opendat::util {
 
@@ -52,7 +53,8 @@ class EvdBackend {
 struct Evd : Header {
     static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_EVD;
 
-    Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS flags, Cno *cno);
+    // Made without a CNO: set_cno attaches one (it can refuse a CNO being freed).
+    Evd(const DAT_PROVIDER *p, Ia *ia, DAT_COUNT qlen, DAT_EVD_FLAGS flags);
 
     // Queues one event (evd_handle is filled in here). False when the queue is full: the
     // event is dropped and the caller reports an overflow. `solicited`: whether the event
@@ -122,7 +124,7 @@ struct Evd : Header {
     bool has_events_hint() const noexcept { return queued_.load(std::memory_order_relaxed) != 0; }
 
     const DAT_EVD_FLAGS flags;
-    std::atomic<int> users{0};  // EPs/PSPs/RSPs naming this EVD: freeing it is refused
+    UseCount users;  // EPs/PSPs/RSPs naming this EVD: freeing it is refused
     // Other IAs opened with this EVD as their async EVD (counted in users too): its own IA
     // may not close, even abruptly, while they post there (entry::ia_close).
     std::atomic<int> lent_as_async{0};
@@ -205,14 +207,15 @@ struct Cno : Header {
     // locks.
     void trigger(Evd *evd) noexcept;
     DAT_RETURN wait(DAT_TIMEOUT timeout_us, DAT_EVD_HANDLE *evd) noexcept;
-    void set_agent(DAT_OS_WAIT_PROXY_AGENT agent) noexcept;
+    // False once dat_cno_free has begun (retire()): the agent stays stopped.
+    [[nodiscard]] bool set_agent(DAT_OS_WAIT_PROXY_AGENT agent) noexcept;
     DAT_OS_WAIT_PROXY_AGENT agent() const noexcept;
     // An eventfd that every trigger() makes readable, for a transport that blocks
     // dat_cno_wait outside util (verbs: poll(2) on completion channels and this fd).
     // Made on first use and owned by the CNO; -1 if it cannot be made.
     int wake_fd() noexcept;
 
-    std::atomic<int> users{0};  // attached EVDs
+    UseCount users;  // attached EVDs
     // Triggers under way: an EVD picks its CNO under its own lock and triggers it after
     // the unlock (trigger may queue an agent call), so dat_evd_modify_cno can detach the
     // CNO in between. The EVD owes the trigger under its lock (owe_trigger) and pays it

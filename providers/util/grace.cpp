@@ -45,8 +45,24 @@ struct Retired {
     std::vector<Wait> waits;
 };
 
-std::mutex g_mu;  // guards g_retired
-std::vector<Retired> g_retired;
+std::mutex g_mu;  // guards g_retired and g_exiting (trivially destroyed)
+// The list itself is never destroyed (its storage is this library's own): a progress
+// thread of an IA the program left open may still retire or delete while this library's
+// static destructors run at exit. What it holds is let go then (ReleaseAtExit).
+alignas(std::vector<Retired>) unsigned char g_retired_storage[sizeof(std::vector<Retired>)];
+std::vector<Retired> &g_retired = *new (g_retired_storage) std::vector<Retired>;
+bool g_exiting = false;
+// At exit (or when the provider is unloaded): the list's memory goes, so that
+// LeakSanitizer finds nothing of ours; objects still waiting for their grace period, and
+// any retired from now on, are leaked, never freed under a call in flight.
+struct ReleaseAtExit {
+    ~ReleaseAtExit() {
+        std::lock_guard lk(g_mu);
+        g_exiting = true;
+        std::vector<Retired>().swap(g_retired);
+        g_pending.store(false, std::memory_order_relaxed);
+    }
+} g_release_at_exit;
 std::atomic<int> g_running{0};  // deletions taken off g_retired and still running
 
 void on_thread_exit(void *p) noexcept {
@@ -255,6 +271,7 @@ void retire(std::vector<Deferred> batch) noexcept {
             return;
         }
         std::unique_lock lk(g_mu);
+        if (g_exiting) return;  // at exit: leaked (ReleaseAtExit)
         g_retired.push_back({std::move(batch), std::move(waits)});
         g_pending.store(true, std::memory_order_relaxed);
         lk.unlock();

@@ -14,14 +14,15 @@
 #include "util/memory_range.hpp"
 #include "util/object.hpp"
 #include "util/revocation_lock.hpp"
+#include "util/use_count.hpp"
 
 namespace opendat::util {
 
 struct Pz : Header {
     static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_PZ;
     Pz(const DAT_PROVIDER *p, Ia *ia) : Header(p, kType, ia) {}
-    std::atomic<int> users{0};  // LMRs, RMRs, EPs in this PZ
-    void *impl = nullptr;       // the transport's (verbs: the protection domain)
+    UseCount users;        // LMRs, RMRs, EPs and SRQs in this PZ
+    void *impl = nullptr;  // the transport's (verbs: the protection domain)
 };
 
 class AccessHold;

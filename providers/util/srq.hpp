@@ -16,6 +16,7 @@
 
 #include "util/memory.hpp"
 #include "util/object.hpp"
+#include "util/use_count.hpp"
 
 namespace opendat::util {
 
@@ -62,7 +63,7 @@ struct Srq : Header {
     Srq(const DAT_PROVIDER *p, Ia *ia) : Header(p, kType, ia) {}
 
     Pz *pz = nullptr;
-    std::atomic<int> users{0};  // endpoints created with this SRQ and not yet freed
+    UseCount users;  // endpoints created with this SRQ and not yet freed
 
     std::mutex mu;  // guards everything below (and the transport's waiter list, if any)
     DAT_SRQ_STATE state = DAT_SRQ_STATE_OPERATIONAL;

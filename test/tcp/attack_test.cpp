@@ -593,6 +593,7 @@ struct SmallReads {
     static constexpr std::uint32_t kLen = 64;
     std::uint32_t count = 0;
     double longest_ms = 0;
+    double next_longest_ms = 0;  // the second longest
     ::testing::AssertionResult last = ::testing::AssertionSuccess();
 };
 SmallReads small_reads_until(int fd, const Target &t, const std::atomic<bool> &over) {
@@ -605,7 +606,15 @@ SmallReads small_reads_until(int fd, const Target &t, const std::atomic<bool> &o
         if (!(r.last = read_answer(fd, seq, seq * 8u, SmallReads::kLen, &data))) break;
         const std::chrono::duration<double, std::milli> took =
             std::chrono::steady_clock::now() - t0;
-        if (!over.load()) r.longest_ms = std::max(r.longest_ms, took.count());
+        if (!over.load()) {
+            const double ms = took.count();
+            if (ms > r.longest_ms) {
+                r.next_longest_ms = r.longest_ms;
+                r.longest_ms = ms;
+            } else {
+                r.next_longest_ms = std::max(r.next_longest_ms, ms);
+            }
+        }
         ++r.count;
     }
     return r;
@@ -870,9 +879,10 @@ TEST(Attack, BigWritesLeaveRoomForAnotherConnectionAndTheApplication) {
     const double flood_ms = std::chrono::duration<double, std::milli>(last_byte - first).count();
     std::printf(
         "[ big writes ] %u x %u MiB placed in %.0f ms; meanwhile %u small reads on another "
-        "connection, the longest %.2f ms, and %u calls on the flooded endpoint, the longest "
-        "%.2f ms\n",
-        written.load(), kLen >> 20, flood_ms, reads.count, reads.longest_ms, calls, app_longest_ms);
+        "connection, the longest %.2f ms (then %.2f ms), and %u calls on the flooded endpoint, "
+        "the longest %.2f ms\n",
+        written.load(), kLen >> 20, flood_ms, reads.count, reads.longest_ms, reads.next_longest_ms,
+        calls, app_longest_ms);
     EXPECT_EQ(written.load(), kWrites);
     EXPECT_TRUE(reads.last);
     EXPECT_GT(reads.count, 0u);
@@ -882,8 +892,13 @@ TEST(Attack, BigWritesLeaveRoomForAnotherConnectionAndTheApplication) {
     // rarely a whole budget per round). Measured 2.5-28 ms for the other connection and
     // 6.9-24 ms for the application of a 360-500 ms flood; 27-43 ms for the application
     // without turns on the endpoint's lock (util::EpTurns), so this bound catches a
-    // regression only when it is gross.
-    EXPECT_LT(reads.longest_ms, flood_ms / 6) << "the other connection waited for the flood";
+    // regression only when it is gross. One wait alone may be the machine's: a
+    // preemption of this 2-vCPU VM held one small read 85 ms once in 25 runs, with the
+    // test alone on the machine and every other read under 9 ms. So the second longest
+    // takes the bound, and the longest one three times as loose: a receive path that
+    // makes the other connection wait for the flood fails both.
+    EXPECT_LT(reads.next_longest_ms, flood_ms / 6) << "the other connection waited for the flood";
+    EXPECT_LT(reads.longest_ms, flood_ms / 2) << "the other connection waited for the flood";
     EXPECT_LT(app_longest_ms, flood_ms / 6) << "the application waited for the flood";
     EXPECT_EQ(reap(pid), 0);
 }

@@ -18,6 +18,7 @@
 #include "util/grace.hpp"
 #include "util/handle_arena.hpp"
 #include "util/objects.hpp"
+#include "gated_transport.hpp"
 #include "util_test_support.hpp"
 
 using namespace opendat::util;
@@ -25,6 +26,7 @@ using namespace std::chrono_literals;
 using opendat::util::test::BareTransport;
 using opendat::util::test::Gate;
 using opendat::util::test::Instance;
+using namespace opendat::util::test;  // the gated transport
 
 namespace {
 
@@ -229,61 +231,6 @@ INSTANTIATE_TEST_SUITE_P(Readers, Grace, ::testing::Bool(),
                          [](const auto &info) { return info.param ? "Membarrier" : "Fenced"; });
 
 // --- through the entry points ----------------------------------------------------------
-
-// Gates that hold a thread inside a transport call until opened (util_test_support.hpp).
-Gate g_post_gate, g_progress_gate, g_create_gate;
-std::atomic<bool> g_transport_gone{false};
-// What the held post read of its EP once let go: the EP's attribute, alive.
-std::atomic<DAT_COUNT> g_post_read{-1};
-
-class GatedTransport final : public BareTransport {
-  public:
-    GatedTransport() : BareTransport("") {}
-    ~GatedTransport() override { g_transport_gone.store(true); }
-    DAT_RETURN ep_post_send(Ep *ep, DAT_COUNT, const DAT_LMR_TRIPLET *, DAT_DTO_COOKIE,
-                            DAT_COMPLETION_FLAGS) noexcept override {
-        g_post_gate.pass();
-        g_post_read.store(ep->attr.max_request_dtos);
-        return DAT_SUCCESS;
-    }
-    void progress_inline() noexcept override { g_progress_gate.pass(); }
-    DAT_RETURN ep_create(Ep *) noexcept override {
-        g_create_gate.pass();
-        ++eps;
-        return DAT_SUCCESS;
-    }
-    void ep_destroy(Ep *) noexcept override { --eps; }
-    static inline std::atomic<int> eps{0};  // made and not destroyed (read past the end)
-};
-
-DAT_RETURN make_gated(ProviderInstance *, Ia *, std::unique_ptr<Transport> *out) {
-    *out = std::make_unique<GatedTransport>();
-    return DAT_SUCCESS;
-}
-
-// An IA of the gated transport with a DTO EVD, a PZ and an EP on them.
-struct GatedIa {
-    Instance inst;
-    const DAT_PROVIDER *t;
-    DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
-    DAT_EVD_HANDLE evd = DAT_HANDLE_NULL, conn = DAT_HANDLE_NULL;
-    DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
-    DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
-
-    explicit GatedIa(const char *name) : inst(name, "", &make_gated), t(inst.table) {
-        g_transport_gone.store(false);
-        ia = inst.open();
-        EXPECT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &evd), DAT_SUCCESS);
-        EXPECT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn),
-                  DAT_SUCCESS);
-        EXPECT_EQ(t->pz_create_func(ia, &pz), DAT_SUCCESS);
-        EXPECT_EQ(t->ep_create_func(ia, pz, evd, evd, conn, nullptr, &ep), DAT_SUCCESS);
-    }
-};
-
-std::size_t live_objects() {
-    return arena::stats().live_objects;
-}
 
 // dat_ep_post_send checked the EP and is inside the transport when another thread frees
 // the EP. Before, the EP was deleted at once and the post read freed memory when it went

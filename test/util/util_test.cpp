@@ -121,8 +121,8 @@ TEST(UtilMemTable, TheCheckCacheAnswersAsTheTableDoes) {
 
 TEST(UtilEvd, RingWaitTimeoutAndEmptyCodes) {
     static DAT_PROVIDER table{};
-    Evd dto(&table, nullptr, 3, DAT_EVD_DTO_FLAG, nullptr);
-    Evd conn(&table, nullptr, 2, DAT_EVD_CONNECTION_FLAG, nullptr);
+    Evd dto(&table, nullptr, 3, DAT_EVD_DTO_FLAG);
+    Evd conn(&table, nullptr, 2, DAT_EVD_CONNECTION_FLAG);
     DAT_EVENT ev{};
     EXPECT_EQ(dto.dequeue(&ev), static_cast<DAT_RETURN>(0x000D0000));
     EXPECT_EQ(conn.dequeue(&ev), static_cast<DAT_RETURN>(0x800D0000));
@@ -180,7 +180,8 @@ TEST(UtilEvd, CnoTriggersWhenNobodyWaitsOnTheEvd) {
     static std::atomic<int> agent_calls{0};
     DAT_OS_WAIT_PROXY_AGENT agent{nullptr, [](DAT_PVOID, DAT_EVD_HANDLE) { ++agent_calls; }};
     Cno cno(&table, nullptr, agent);
-    Evd evd(&table, nullptr, 4, DAT_EVD_DTO_FLAG, &cno);
+    Evd evd(&table, nullptr, 4, DAT_EVD_DTO_FLAG);
+    ASSERT_EQ(evd.set_cno(&cno), DAT_SUCCESS);
     DAT_EVD_HANDLE which = nullptr;
     EXPECT_EQ(DAT_GET_TYPE(cno.wait(1000, &which)), DAT_TIMEOUT_EXPIRED);
     DAT_EVENT e{};
@@ -191,9 +192,9 @@ TEST(UtilEvd, CnoTriggersWhenNobodyWaitsOnTheEvd) {
     for (int i = 0; i < 5000 && agent_calls.load() == 0; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     EXPECT_EQ(agent_calls.load(), 1);
-    EXPECT_EQ(cno.users.load(), 1);
+    EXPECT_EQ(cno.users.count(), 1);
     evd.set_cno(nullptr);
-    EXPECT_EQ(cno.users.load(), 0);
+    EXPECT_EQ(cno.users.count(), 0);
 }
 
 // An EVD picks its CNO under its lock and triggers it after the unlock; dat_evd_modify_cno
@@ -203,7 +204,7 @@ TEST(UtilEvd, CnoTriggersWhenNobodyWaitsOnTheEvd) {
 // on `triggering`, and the trigger uses freed memory).
 TEST(UtilEvd, CnoFreedRightAfterDetachWaitsForTriggersUnderWay) {
     static DAT_PROVIDER table{};
-    Evd evd(&table, nullptr, 64, DAT_EVD_DTO_FLAG, nullptr);
+    Evd evd(&table, nullptr, 64, DAT_EVD_DTO_FLAG);
     std::atomic<bool> stop{false};
     std::atomic<long> posts{0};
     std::thread poster([&] {
@@ -222,7 +223,7 @@ TEST(UtilEvd, CnoFreedRightAfterDetachWaitsForTriggersUnderWay) {
         DAT_EVD_HANDLE which = nullptr;
         if (cno->wait(1000000, &which) == DAT_SUCCESS) ++triggered_rounds;
         evd.set_cno(nullptr);  // dat_evd_modify_cno(evd, NULL)
-        ASSERT_EQ(cno->users.load(), 0);
+        ASSERT_EQ(cno->users.count(), 0);
         cno->wait_triggers();  // dat_cno_free, then:
         EXPECT_EQ(cno->triggering.load(), 0);
         delete cno;
@@ -231,6 +232,29 @@ TEST(UtilEvd, CnoFreedRightAfterDetachWaitsForTriggersUnderWay) {
     poster.join();
     EXPECT_EQ(triggered_rounds, 2000) << "the poster did not reach the CNO every round";
     EXPECT_GT(posts.load(), 0);
+}
+
+// dat_cno_modify_agent racing dat_cno_free: once the free has begun (Cno::retire, which
+// comes before it stops the agent), setting an agent is refused and starts no thread.
+// Before, it started one after the free had stopped the old, for the deleting thread to
+// join. A CNO whose free has begun refuses an EVD too (its use count).
+TEST(UtilCno, NoAgentStartsAndNoEvdAttachesOnceTheFreeHasBegun) {
+    static DAT_PROVIDER table{};
+    static std::atomic<int> calls{0};
+    calls = 0;
+    auto *cno = new Cno(&table, nullptr, DAT_OS_WAIT_PROXY_AGENT{nullptr, nullptr});
+    Evd evd(&table, nullptr, 4, DAT_EVD_DTO_FLAG);
+    ASSERT_EQ(cno->users.begin_free(), UseCount::Free::Begun);  // dat_cno_free's order
+    ASSERT_TRUE(cno->retire());
+    const DAT_OS_WAIT_PROXY_AGENT agent{nullptr, [](DAT_PVOID, DAT_EVD_HANDLE) { ++calls; }};
+    EXPECT_FALSE(cno->set_agent(agent));
+    EXPECT_EQ(cno->agent().proxy_agent_func, nullptr);
+    EXPECT_EQ(DAT_GET_TYPE(evd.set_cno(cno)), DAT_INVALID_HANDLE);
+    EXPECT_EQ(evd.cno(), nullptr);
+    cno->trigger(&evd);  // would queue an agent call, had one started
+    cno->stop_agent();
+    delete cno;
+    EXPECT_EQ(calls.load(), 0);
 }
 
 // A transport's run of completions under one lock (Evd::Batch, tcp's reap): the events
@@ -245,7 +269,7 @@ TEST(UtilEvd, BatchPostsInOrderAndWakesAfterTheLock) {
         e.event_data.dto_completion_event_data.user_cookie.as_64 = static_cast<DAT_UINT64>(c);
         return e;
     };
-    Evd evd(&table, nullptr, 4, DAT_EVD_DTO_FLAG, nullptr);
+    Evd evd(&table, nullptr, 4, DAT_EVD_DTO_FLAG);
     DAT_EVENT ev{};
     // Move the ring's head so that the batch wraps around its end.
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(evd.post(cookie_event(-1)));
@@ -296,7 +320,8 @@ TEST(UtilEvd, BatchPostsInOrderAndWakesAfterTheLock) {
                                       ++agent_calls;
                                   }};
     Cno cno(&table, nullptr, agent);
-    Evd with_cno(&table, nullptr, 8, DAT_EVD_DTO_FLAG, &cno);
+    Evd with_cno(&table, nullptr, 8, DAT_EVD_DTO_FLAG);
+    ASSERT_EQ(with_cno.set_cno(&cno), DAT_SUCCESS);
     agent_evd = &with_cno;
     {
         Evd::Batch batch(&with_cno);
@@ -345,7 +370,8 @@ TEST(UtilEvd, BackendTakesOverTheDtoQueue) {
     };
     static DAT_PROVIDER table{};
     Cno cno(&table, nullptr, DAT_OS_WAIT_PROXY_AGENT{nullptr, nullptr});
-    Evd evd(&table, nullptr, 4, DAT_EVD_DTO_FLAG, &cno);
+    Evd evd(&table, nullptr, 4, DAT_EVD_DTO_FLAG);
+    ASSERT_EQ(evd.set_cno(&cno), DAT_SUCCESS);
     // The handle is the object's address: the dispatch word must stay at offset 0.
     EXPECT_EQ(static_cast<void *>(&evd), static_cast<void *>(static_cast<Header *>(&evd)));
     auto owned = std::make_unique<Fake>();
@@ -374,7 +400,7 @@ TEST(UtilEvd, BackendTakesOverTheDtoQueue) {
     EXPECT_EQ(fake->cno_calls, 2);
     EXPECT_EQ(fake->from, &cno);
     EXPECT_EQ(fake->to, nullptr);
-    EXPECT_EQ(cno.users.load(), 0);
+    EXPECT_EQ(cno.users.count(), 0);
 }
 
 TEST(UtilProviderTable, EverySlotIsCallableAndEchoesTheKey) {
