@@ -643,7 +643,9 @@ void sp_free(S *sp) noexcept {
     sp->ia->transport->sp_close(sp);
     // Only now: until sp_close a connection request may still post to the EVD.
     sp->evd->users.drop();
-    delete sp;  // no request reaches it after sp_close
+    // No request reaches it after sp_close; a dat_psp_query or dat_rsp_query that checked
+    // it before the claim still reads it.
+    grace::retire(sp);
 }
 
 // The consumer answered a request it claimed (util::claim: consumed either way): the
@@ -727,10 +729,29 @@ DAT_RETURN rsp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual, DAT_EP_HANDLE ep_h, D
     rsp->evd = evd;
     rsp->ep = ep;
     if (DAT_RETURN rc = sp_create(ia, rsp); rc != DAT_SUCCESS) return rc;
+    // The EP's lock was let go for the listen: it may have been freed, reserved by another
+    // RSP or begun a connection since. Then this RSP goes again rather than name a dead EP
+    // or turn a connecting one back to RESERVED.
+    DAT_RETURN refused = DAT_SUCCESS;
     {
         std::lock_guard lk(ep->mu);
-        ep->rsp = rsp;
-        ep->state = DAT_EP_STATE_RESERVED;
+        if (as<Rsp>(rsp) == nullptr) {  // an abrupt dat_ia_close freed it meanwhile
+            refused = invalid_handle(DAT_HANDLE_TYPE_RSP);
+        } else if (as<Ep>(ep) == nullptr) {
+            refused = invalid_handle(DAT_HANDLE_TYPE_EP);
+        } else if (ep->state != DAT_EP_STATE_UNCONNECTED || ep->rsp != nullptr) {
+            refused = err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
+        } else {
+            ep->rsp = rsp;
+            ep->state = DAT_EP_STATE_RESERVED;
+        }
+    }
+    if (refused != DAT_SUCCESS) {
+        if (claim(rsp)) {  // else an abrupt dat_ia_close freed it meanwhile
+            FreeInFlight flight(ia);
+            sp_free(rsp);
+        }
+        return refused;
     }
     *out = rsp;
     return DAT_SUCCESS;

@@ -84,9 +84,11 @@ DAT_RETURN lmr_query(DAT_LMR_HANDLE h, DAT_LMR_PARAM_MASK mask, DAT_LMR_PARAM *p
 DAT_RETURN lmr_free(DAT_LMR_HANDLE h) noexcept {
     Lmr *lmr = as<Lmr>(h);
     if (lmr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_LMR);
-    if (lmr->windows.load() > 0) {
+    // From here no RMR binds to it (a bind under way has taken its use first).
+    if (UseCount::Free f = lmr->windows.begin_free(); f != UseCount::Free::Begun) {
+        if (f == UseCount::Free::AlreadyFreeing) return invalid_handle(DAT_HANDLE_TYPE_LMR);
         DAPL_TRC(trace::kError, "mem", "dat_lmr_free: %d RMR(s) still bound to LMR %p",
-                 lmr->windows.load(), static_cast<void *>(lmr));
+                 lmr->windows.count(), static_cast<void *>(lmr));
         return err(DAT_INVALID_STATE);
     }
     if (!claim(lmr)) return invalid_handle(DAT_HANDLE_TYPE_LMR);  // another free won
@@ -134,11 +136,12 @@ DAT_RETURN rmr_query(DAT_RMR_HANDLE h, DAT_RMR_PARAM_MASK mask, DAT_RMR_PARAM *p
 
 namespace {
 // Which LMR a window is bound to, and how many windows each LMR has (dat_lmr_free refuses
-// an LMR windows are bound to: DAT_INVALID_STATE).
+// an LMR windows are bound to: DAT_INVALID_STATE). The window now names `lmr`, whose use
+// the caller took (unless the window named it already); the LMR it named before loses
+// its use. Under rmr->mu.
 void bind_to(Rmr *rmr, Lmr *lmr) noexcept {
     if (rmr->bound == lmr) return;
-    if (rmr->bound != nullptr) rmr->bound->windows.fetch_sub(1);
-    if (lmr != nullptr) lmr->windows.fetch_add(1);
+    if (rmr->bound != nullptr) rmr->bound->windows.drop();
     rmr->bound = lmr;
 }
 }  // namespace
@@ -158,11 +161,19 @@ DAT_RETURN rmr_bind(DAT_RMR_HANDLE h, DAT_LMR_HANDLE lmr_h, const DAT_LMR_TRIPLE
         if (t == nullptr) return bad_arg(3);
         if (lmr->pz != rmr->pz) return bad_arg(2);
     }
+    std::lock_guard lk(rmr->mu);
+    if (as<Rmr>(rmr) == nullptr) return invalid_handle(DAT_HANDLE_TYPE_RMR);  // freed since
+    // Counted before the transport makes a key into the LMR's memory: a dat_lmr_free under
+    // way refuses it, and one that comes later sees the window.
+    UseHold uses;
+    if (lmr != nullptr && lmr != rmr->bound && !uses.take(&lmr->windows))
+        return invalid_handle(DAT_HANDLE_TYPE_LMR);
     DAT_RETURN rc = rmr->ia->transport->rmr_bind(rmr, lmr, t, priv, va_type, ep, cookie, flags);
     if (rc != DAT_SUCCESS) {
         if (rmr->rmr_context == 0) bind_to(rmr, nullptr);  // the failed bind revoked it
         return rc;
     }
+    uses.keep();
     bind_to(rmr, lmr);
     if (ctx_out != nullptr) *ctx_out = rmr->rmr_context;
     return DAT_SUCCESS;
@@ -173,8 +184,11 @@ DAT_RETURN rmr_free(DAT_RMR_HANDLE h) noexcept {
     if (rmr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_RMR);
     if (!claim(rmr)) return invalid_handle(DAT_HANDLE_TYPE_RMR);  // another free won
     FreeInFlight flight(rmr->ia);
-    rmr->ia->transport->rmr_free(rmr);
-    bind_to(rmr, nullptr);
+    {
+        std::lock_guard lk(rmr->mu);  // a bind under way finishes first (Rmr::mu)
+        rmr->ia->transport->rmr_free(rmr);
+        bind_to(rmr, nullptr);
+    }
     rmr->pz->users.drop();
     rmr->ia->release(rmr);
     grace::retire(rmr);  // a dat_rmr_bind that checked it still reads it

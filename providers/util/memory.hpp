@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 
 #include "util/key_map.hpp"
 #include "util/memory_range.hpp"
@@ -102,7 +103,9 @@ struct Lmr : Header {
     std::uint32_t lmr_context = 0;
     std::uint32_t rmr_context = 0;  // 0 when the LMR grants no remote access
     void *impl = nullptr;           // the transport's (verbs: the memory region)
-    std::atomic<int> windows{0};    // RMRs bound to it: dat_lmr_free waits for them to go
+    // RMRs bound to it, or being bound: dat_lmr_free is refused while any is (a bind takes
+    // its use before the transport makes the window's key: util/use_count.hpp).
+    UseCount windows;
 };
 
 struct Rmr : Header {
@@ -117,6 +120,10 @@ struct Rmr : Header {
     // The LMR the window is bound to (nullptr while unbound). A verbs unbind is a
     // zero-length bind that must still name a memory region: this one.
     Lmr *bound = nullptr;
+    // Held by dat_rmr_bind and, after its claim, by dat_rmr_free: a bind that checked the
+    // RMR before the free's claim either has bound (and the free unbinds) or finds it dead,
+    // so no key of a freed window stays live. Two binds of one RMR take turns.
+    std::mutex mu;
 };
 
 }  // namespace opendat::util

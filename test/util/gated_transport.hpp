@@ -17,7 +17,7 @@
 namespace opendat::util::test {
 
 // Gates that hold a thread inside a transport call until opened (util_test_support.hpp).
-inline Gate g_post_gate, g_progress_gate, g_create_gate, g_modify_gate;
+inline Gate g_post_gate, g_progress_gate, g_create_gate, g_modify_gate, g_bind_gate, g_listen_gate;
 inline std::atomic<bool> g_transport_gone{false};
 // What the held post read of its EP once let go: the EP's attribute, alive.
 inline std::atomic<DAT_COUNT> g_post_read{-1};
@@ -40,6 +40,18 @@ class GatedTransport final : public BareTransport {
         return DAT_SUCCESS;
     }
     void ep_destroy(Ep *) noexcept override { --eps; }
+    // util's software windows, once the gate lets the bind go on.
+    DAT_RETURN rmr_bind(Rmr *rmr, Lmr *lmr, const DAT_LMR_TRIPLET *t, DAT_MEM_PRIV_FLAGS priv,
+                        DAT_VA_TYPE va_type, Ep *ep, DAT_RMR_COOKIE cookie,
+                        DAT_COMPLETION_FLAGS flags) noexcept override {
+        g_bind_gate.pass();
+        return Transport::rmr_bind(rmr, lmr, t, priv, va_type, ep, cookie, flags);
+    }
+    // A listen that takes nothing (no requests come).
+    DAT_RETURN sp_listen(Sp *) noexcept override {
+        g_listen_gate.pass();
+        return DAT_SUCCESS;
+    }
     // Any change dat_ep_modify asks for is taken (BareTransport's default refuses).
     DAT_RETURN ep_modify(Ep *, const EpConfig &) noexcept override {
         g_modify_gate.pass();

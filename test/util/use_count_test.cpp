@@ -202,4 +202,111 @@ TEST(UseCount, AnEvdWhoseFreeHasBegunAttachesNoCno) {
     delete cno;
 }
 
+// An IA of the gated transport with an LMR over `buf` (remote read and write), and an RMR,
+// both in the IA's PZ.
+struct WindowSetup {
+    GatedIa g;
+    alignas(64) unsigned char buf[256]{};
+    DAT_LMR_HANDLE lmr = DAT_HANDLE_NULL;
+    DAT_LMR_CONTEXT lmr_ctx = 0;
+    DAT_RMR_HANDLE rmr = DAT_HANDLE_NULL;
+
+    explicit WindowSetup(const char *name) : g(name) {
+        DAT_REGION_DESCRIPTION region{};
+        region.for_va = buf;
+        DAT_RMR_CONTEXT rctx = 0;
+        DAT_VLEN len = 0;
+        DAT_VADDR addr = 0;
+        EXPECT_EQ(g.t->lmr_create_func(g.ia, DAT_MEM_TYPE_VIRTUAL, region, sizeof buf, g.pz,
+                                       DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &lmr, &lmr_ctx, &rctx,
+                                       &len, &addr),
+                  DAT_SUCCESS);
+        EXPECT_EQ(g.t->rmr_create_func(g.pz, &rmr), DAT_SUCCESS);
+    }
+    // dat_rmr_bind of the whole LMR through the IA's EP (completion suppressed) on thread
+    // `binder`, held inside the transport until the test opens g_bind_gate.
+    std::atomic<DAT_RETURN> bound{0};
+    DAT_RMR_CONTEXT ctx = 0;
+    std::thread binder;
+    bool start_held_bind() {
+        g_bind_gate.arm();
+        binder = std::thread([this] {
+            DAT_LMR_TRIPLET t{reinterpret_cast<DAT_VADDR>(buf), sizeof buf, lmr_ctx};
+            bound.store(g.t->rmr_bind_func(rmr, lmr, &t, DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA,
+                                           g.ep, DAT_RMR_COOKIE{}, DAT_COMPLETION_SUPPRESS_FLAG,
+                                           &ctx));
+        });
+        return g_bind_gate.wait_inside();
+    }
+    ~WindowSetup() {
+        g_bind_gate.open.store(true);
+        if (binder.joinable()) binder.join();
+    }
+};
+
+// dat_rmr_bind is inside the transport (it has checked the LMR and is about to make the
+// window's key) when another thread frees the LMR. Before, the free saw no window yet,
+// deregistered the LMR and returned, and the bind then made a live remote key into
+// memory the application was free to unmap. Now the free is refused: the window is
+// counted before the transport makes its key.
+TEST(UseCountEntries, AnLmrFreedDuringABindOfAWindowToItIsRefused) {
+    WindowSetup w("uses-bind-lmr-free");
+    ASSERT_NE(w.g.t, nullptr);
+    ASSERT_TRUE(w.start_held_bind());
+    const DAT_RETURN freed = w.g.t->lmr_free_func(w.lmr);
+    g_bind_gate.open.store(true);
+    w.binder.join();
+    EXPECT_EQ(DAT_GET_TYPE(freed), DAT_INVALID_STATE) << "the LMR was freed under the bind";
+    ASSERT_EQ(w.bound.load(), DAT_SUCCESS);
+    EXPECT_NE(w.ctx, 0u);
+    EXPECT_EQ(DAT_GET_TYPE(w.g.t->lmr_free_func(w.lmr)), DAT_INVALID_STATE);
+    ASSERT_EQ(w.g.t->rmr_free_func(w.rmr), DAT_SUCCESS);
+    EXPECT_EQ(w.g.t->lmr_free_func(w.lmr), DAT_SUCCESS) << "the window's use was not given back";
+    EXPECT_EQ(w.g.t->ia_close_func(w.g.ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+}
+
+// dat_rmr_free of the RMR a bind is working on. Before, the free found the window unbound,
+// and the bind then bound the freed RMR: its key stayed live for remote access and the LMR
+// counted a window no one could unbind (dat_lmr_free refused for ever). Now the free waits
+// for the bind and unbinds it.
+TEST(UseCountEntries, AnRmrFreedDuringItsBindIsUnboundAndItsLmrCanGo) {
+    WindowSetup w("uses-bind-rmr-free");
+    ASSERT_NE(w.g.t, nullptr);
+    ASSERT_TRUE(w.start_held_bind());
+    std::atomic<DAT_RETURN> freed{0};
+    std::thread freer([&] { freed.store(w.g.t->rmr_free_func(w.rmr)); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the free is under way
+    g_bind_gate.open.store(true);
+    w.binder.join();
+    freer.join();
+    EXPECT_EQ(w.bound.load(), DAT_SUCCESS);
+    EXPECT_EQ(freed.load(), DAT_SUCCESS);
+    EXPECT_EQ(w.g.t->lmr_free_func(w.lmr), DAT_SUCCESS)
+        << "the freed RMR's window still counts on the LMR";
+    EXPECT_EQ(w.g.t->ia_close_func(w.g.ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+}
+
+// dat_rsp_create is listening (the EP's lock let go) when another thread frees the EP it
+// reserves. Before, the create then marked the freed EP RESERVED and returned an RSP that
+// named it; now the RSP goes again and the create answers DAT_INVALID_HANDLE.
+TEST(UseCountEntries, AnRspWhoseEndpointIsFreedDuringItsCreateIsNotReturned) {
+    GatedIa g("uses-rsp-ep-free");
+    ASSERT_NE(g.t, nullptr);
+    DAT_EVD_HANDLE cr_evd = DAT_HANDLE_NULL;
+    ASSERT_EQ(g.t->evd_create_func(g.ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd),
+              DAT_SUCCESS);
+    g_listen_gate.arm();
+    std::atomic<DAT_RETURN> created{0};
+    DAT_RSP_HANDLE rsp = DAT_HANDLE_NULL;
+    std::thread creator([&] { created.store(g.t->rsp_create_func(g.ia, 77, g.ep, cr_evd, &rsp)); });
+    ASSERT_TRUE(g_listen_gate.wait_inside());
+    ASSERT_EQ(g.t->ep_free_func(g.ep), DAT_SUCCESS);
+    g_listen_gate.open.store(true);
+    creator.join();
+    EXPECT_EQ(DAT_GET_TYPE(created.load()), DAT_INVALID_HANDLE)
+        << "an RSP was made for a freed endpoint";
+    EXPECT_EQ(g.t->evd_free_func(cr_evd), DAT_SUCCESS) << "the RSP still uses its EVD";
+    EXPECT_EQ(g.t->ia_close_func(g.ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
+}
+
 }  // namespace
