@@ -617,20 +617,13 @@ void forget_cr(Cr *cr) noexcept {
     cr->ia->pending_crs.erase(cr);
 }
 
-// Listens on sp->qual; on failure frees `sp` (the transport holds nothing of it).
+// Listens on sp->qual; on failure the caller frees `sp` (the transport holds nothing of it).
 template <class S>
 DAT_RETURN sp_create(Ia *ia, S *sp) noexcept {
     // Counted before the first request can post to it (a dat_evd_free under way refuses).
     UseHold uses;
-    if (!uses.take(&sp->evd->users)) {
-        delete sp;
-        return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
-    }
-    DAT_RETURN rc = ia->transport->sp_listen(sp);
-    if (rc != DAT_SUCCESS) {
-        delete sp;
-        return rc;
-    }
+    if (!uses.take(&sp->evd->users)) return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
+    if (DAT_RETURN rc = ia->transport->sp_listen(sp); rc != DAT_SUCCESS) return rc;
     uses.keep();
     ia->adopt(sp);
     return DAT_SUCCESS;
@@ -675,7 +668,10 @@ DAT_RETURN psp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual, DAT_EVD_HANDLE evd_h,
     psp->qual = qual;
     psp->evd = evd;
     psp->flags = flags;
-    if (DAT_RETURN rc = sp_create(ia, psp); rc != DAT_SUCCESS) return rc;
+    if (DAT_RETURN rc = sp_create(ia, psp); rc != DAT_SUCCESS) {
+        delete psp;
+        return rc;
+    }
     *out = psp;
     return DAT_SUCCESS;
 }
@@ -718,40 +714,39 @@ DAT_RETURN rsp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual, DAT_EP_HANDLE ep_h, D
     if (evd == nullptr || !(evd->flags & DAT_EVD_CR_FLAG))
         return err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
     if (out == nullptr) return bad_arg(5);
-    {
-        std::lock_guard lk(ep->mu);
-        if (ep->state != DAT_EP_STATE_UNCONNECTED || ep->rsp != nullptr)
-            return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
-    }
     Rsp *rsp = new (std::nothrow) Rsp(ia->provider, ia);
     if (rsp == nullptr) return kNoMemory;
     rsp->qual = qual;
     rsp->evd = evd;
     rsp->ep = ep;
-    if (DAT_RETURN rc = sp_create(ia, rsp); rc != DAT_SUCCESS) return rc;
-    // The EP's lock was let go for the listen: it may have been freed, reserved by another
-    // RSP or begun a connection since. Then this RSP goes again rather than name a dead EP
-    // or turn a connecting one back to RESERVED.
-    DAT_RETURN refused = DAT_SUCCESS;
+    // Reserved before the listen: a request may arrive, and be accepted, the moment it
+    // listens, and must find the EP reserved by this RSP (checking the EP again after the
+    // listen would refuse an RSP a connection was already made through). A dat_ep_free
+    // meanwhile leaves the RSP without an EP, as a free right after the create would.
     {
         std::lock_guard lk(ep->mu);
-        if (as<Rsp>(rsp) == nullptr) {  // an abrupt dat_ia_close freed it meanwhile
-            refused = invalid_handle(DAT_HANDLE_TYPE_RSP);
-        } else if (as<Ep>(ep) == nullptr) {
+        DAT_RETURN refused = DAT_SUCCESS;
+        if (as<Ep>(ep) == nullptr)  // freed since the check
             refused = invalid_handle(DAT_HANDLE_TYPE_EP);
-        } else if (ep->state != DAT_EP_STATE_UNCONNECTED || ep->rsp != nullptr) {
+        else if (ep->state != DAT_EP_STATE_UNCONNECTED || ep->rsp != nullptr)
             refused = err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
-        } else {
-            ep->rsp = rsp;
-            ep->state = DAT_EP_STATE_RESERVED;
+        if (refused != DAT_SUCCESS) {
+            delete rsp;
+            return refused;
         }
+        ep->rsp = rsp;
+        ep->state = DAT_EP_STATE_RESERVED;
     }
-    if (refused != DAT_SUCCESS) {
-        if (claim(rsp)) {  // else an abrupt dat_ia_close freed it meanwhile
-            FreeInFlight flight(ia);
-            sp_free(rsp);
+    if (DAT_RETURN rc = sp_create(ia, rsp); rc != DAT_SUCCESS) {
+        {
+            std::lock_guard lk(ep->mu);
+            if (ep->rsp == rsp) {
+                ep->rsp = nullptr;
+                if (ep->state == DAT_EP_STATE_RESERVED) ep->state = DAT_EP_STATE_UNCONNECTED;
+            }
         }
-        return refused;
+        delete rsp;
+        return rc;
     }
     *out = rsp;
     return DAT_SUCCESS;

@@ -163,6 +163,7 @@ DAT_RETURN rmr_bind(DAT_RMR_HANDLE h, DAT_LMR_HANDLE lmr_h, const DAT_LMR_TRIPLE
     }
     std::lock_guard lk(rmr->mu);
     if (as<Rmr>(rmr) == nullptr) return invalid_handle(DAT_HANDLE_TYPE_RMR);  // freed since
+    if (as<Ep>(ep) == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);     // while we waited
     // Counted before the transport makes a key into the LMR's memory: a dat_lmr_free under
     // way refuses it, and one that comes later sees the window.
     UseHold uses;

@@ -286,10 +286,13 @@ TEST(UseCountEntries, AnRmrFreedDuringItsBindIsUnboundAndItsLmrCanGo) {
     EXPECT_EQ(w.g.t->ia_close_func(w.g.ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
 }
 
-// dat_rsp_create is listening (the EP's lock let go) when another thread frees the EP it
-// reserves. Before, the create then marked the freed EP RESERVED and returned an RSP that
-// named it; now the RSP goes again and the create answers DAT_INVALID_HANDLE.
-TEST(UseCountEntries, AnRspWhoseEndpointIsFreedDuringItsCreateIsNotReturned) {
+// dat_rsp_create is listening when another thread frees the EP it reserves. The EP is
+// reserved before the listen (a request may be accepted the moment it listens), so the
+// free finds the reservation and leaves the RSP without an EP, as a free right after the
+// create would. Before, the EP was reserved only after the listen: a request accepted
+// meanwhile found it UNCONNECTED, and here the freed EP was marked RESERVED and the RSP
+// returned naming it.
+TEST(UseCountEntries, AnRspReservesItsEndpointBeforeItListens) {
     GatedIa g("uses-rsp-ep-free");
     ASSERT_NE(g.t, nullptr);
     DAT_EVD_HANDLE cr_evd = DAT_HANDLE_NULL;
@@ -300,11 +303,17 @@ TEST(UseCountEntries, AnRspWhoseEndpointIsFreedDuringItsCreateIsNotReturned) {
     DAT_RSP_HANDLE rsp = DAT_HANDLE_NULL;
     std::thread creator([&] { created.store(g.t->rsp_create_func(g.ia, 77, g.ep, cr_evd, &rsp)); });
     ASSERT_TRUE(g_listen_gate.wait_inside());
+    DAT_EP_PARAM ep_param{};
+    EXPECT_EQ(g.t->ep_query_func(g.ep, DAT_EP_FIELD_EP_STATE, &ep_param), DAT_SUCCESS);
+    EXPECT_EQ(ep_param.ep_state, DAT_EP_STATE_RESERVED) << "listening for an unreserved EP";
     ASSERT_EQ(g.t->ep_free_func(g.ep), DAT_SUCCESS);
     g_listen_gate.open.store(true);
     creator.join();
-    EXPECT_EQ(DAT_GET_TYPE(created.load()), DAT_INVALID_HANDLE)
-        << "an RSP was made for a freed endpoint";
+    ASSERT_EQ(created.load(), DAT_SUCCESS);
+    DAT_RSP_PARAM p{};
+    ASSERT_EQ(g.t->rsp_query_func(rsp, DAT_RSP_FIELD_ALL, &p), DAT_SUCCESS);
+    EXPECT_EQ(p.ep_handle, DAT_HANDLE_NULL) << "the RSP names the freed EP";
+    EXPECT_EQ(g.t->rsp_free_func(rsp), DAT_SUCCESS);
     EXPECT_EQ(g.t->evd_free_func(cr_evd), DAT_SUCCESS) << "the RSP still uses its EVD";
     EXPECT_EQ(g.t->ia_close_func(g.ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
 }
