@@ -629,6 +629,14 @@ DAT_RETURN sp_create(Ia *ia, S *sp) noexcept {
     return DAT_SUCCESS;
 }
 
+// The RSP no longer reserves `ep` (if it still does): the EP is UNCONNECTED again.
+void unreserve(Ep *ep, const Rsp *rsp) noexcept {
+    std::lock_guard lk(ep->mu);
+    if (ep->rsp != rsp) return;
+    ep->rsp = nullptr;
+    if (ep->state == DAT_EP_STATE_RESERVED) ep->state = DAT_EP_STATE_UNCONNECTED;
+}
+
 // dat_psp_free / dat_rsp_free once the entry point claimed the service point.
 template <class S>
 void sp_free(S *sp) noexcept {
@@ -738,13 +746,7 @@ DAT_RETURN rsp_create(DAT_IA_HANDLE h, DAT_CONN_QUAL qual, DAT_EP_HANDLE ep_h, D
         ep->state = DAT_EP_STATE_RESERVED;
     }
     if (DAT_RETURN rc = sp_create(ia, rsp); rc != DAT_SUCCESS) {
-        {
-            std::lock_guard lk(ep->mu);
-            if (ep->rsp == rsp) {
-                ep->rsp = nullptr;
-                if (ep->state == DAT_EP_STATE_RESERVED) ep->state = DAT_EP_STATE_UNCONNECTED;
-            }
-        }
+        unreserve(ep, rsp);
         delete rsp;
         return rc;
     }
@@ -767,13 +769,7 @@ DAT_RETURN rsp_free(DAT_RSP_HANDLE h) noexcept {
     Rsp *rsp = as<Rsp>(h);
     if (rsp == nullptr || !claim(rsp)) return invalid_handle(DAT_HANDLE_TYPE_RSP);
     FreeInFlight flight(rsp->ia);
-    if (Ep *ep = as<Ep>(rsp->ep); ep != nullptr) {
-        std::lock_guard lk(ep->mu);
-        if (ep->rsp == rsp) {
-            ep->rsp = nullptr;
-            if (ep->state == DAT_EP_STATE_RESERVED) ep->state = DAT_EP_STATE_UNCONNECTED;
-        }
-    }
+    if (Ep *ep = as<Ep>(rsp->ep); ep != nullptr) unreserve(ep, rsp);
     sp_free(rsp);
     return DAT_SUCCESS;
 }

@@ -138,9 +138,10 @@ DAT_RETURN evd_free(DAT_EVD_HANDLE h) noexcept {
     if (evd == evd->ia->async_evd && evd->ia->own_async_evd)
         return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
     // From here no EP, service point or IA takes a use of it (util/use_count.hpp).
-    if (UseCount::Free f = evd->users.begin_free(); f != UseCount::Free::Begun)
-        return f == UseCount::Free::InUse ? err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE)
-                                          : invalid_handle(DAT_HANDLE_TYPE_EVD);
+    if (DAT_RETURN rc = begin_free(evd->users, err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE),
+                                   invalid_handle(DAT_HANDLE_TYPE_EVD));
+        rc != DAT_SUCCESS)
+        return rc;
     if (evd == evd->ia->async_evd) evd->ia->async_evd = nullptr;
     // A thread blocked in dat_evd_wait is released (DAT_INTERRUPTED_CALL) before the EVD
     // goes: deleting its mutex and condition variable under it would hang or crash.

@@ -355,9 +355,10 @@ DAT_RETURN pz_free(DAT_PZ_HANDLE h) noexcept {
     Pz *pz = as<Pz>(h);
     if (pz == nullptr) return invalid_handle(DAT_HANDLE_TYPE_PZ);
     // From here no create takes a use of it (util/use_count.hpp).
-    if (UseCount::Free f = pz->users.begin_free(); f != UseCount::Free::Begun)
-        return f == UseCount::Free::InUse ? err(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE)
-                                          : invalid_handle(DAT_HANDLE_TYPE_PZ);
+    if (DAT_RETURN rc = begin_free(pz->users, err(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE),
+                                   invalid_handle(DAT_HANDLE_TYPE_PZ));
+        rc != DAT_SUCCESS)
+        return rc;
     if (!claim(pz)) return invalid_handle(DAT_HANDLE_TYPE_PZ);  // another free won
     FreeInFlight flight(pz->ia);
     pz->ia->transport->pz_destroy(pz);
@@ -406,9 +407,10 @@ DAT_RETURN cno_free(DAT_CNO_HANDLE h) noexcept {
     Cno *cno = as<Cno>(h);
     if (cno == nullptr) return invalid_handle(DAT_HANDLE_TYPE_CNO);
     // From here no EVD attaches it (util/use_count.hpp).
-    if (UseCount::Free f = cno->users.begin_free(); f != UseCount::Free::Begun)
-        return f == UseCount::Free::InUse ? err(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE)
-                                          : invalid_handle(DAT_HANDLE_TYPE_CNO);
+    if (DAT_RETURN rc = begin_free(cno->users, err(DAT_INVALID_STATE, DAT_INVALID_STATE_CNO_IN_USE),
+                                   invalid_handle(DAT_HANDLE_TYPE_CNO));
+        rc != DAT_SUCCESS)
+        return rc;
     // A thread in dat_cno_wait: DAT_INTERRUPTED_CALL, then gone.
     if (!cno->retire()) return invalid_handle(DAT_HANDLE_TYPE_CNO);  // another free won
     {

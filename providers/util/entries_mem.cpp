@@ -85,11 +85,13 @@ DAT_RETURN lmr_free(DAT_LMR_HANDLE h) noexcept {
     Lmr *lmr = as<Lmr>(h);
     if (lmr == nullptr) return invalid_handle(DAT_HANDLE_TYPE_LMR);
     // From here no RMR binds to it (a bind under way has taken its use first).
-    if (UseCount::Free f = lmr->windows.begin_free(); f != UseCount::Free::Begun) {
-        if (f == UseCount::Free::AlreadyFreeing) return invalid_handle(DAT_HANDLE_TYPE_LMR);
-        DAPL_TRC(trace::kError, "mem", "dat_lmr_free: %d RMR(s) still bound to LMR %p",
-                 lmr->windows.count(), static_cast<void *>(lmr));
-        return err(DAT_INVALID_STATE);
+    if (DAT_RETURN rc =
+            begin_free(lmr->windows, err(DAT_INVALID_STATE), invalid_handle(DAT_HANDLE_TYPE_LMR));
+        rc != DAT_SUCCESS) {
+        if (rc == err(DAT_INVALID_STATE))
+            DAPL_TRC(trace::kError, "mem", "dat_lmr_free: %d RMR(s) still bound to LMR %p",
+                     lmr->windows.count(), static_cast<void *>(lmr));
+        return rc;
     }
     if (!claim(lmr)) return invalid_handle(DAT_HANDLE_TYPE_LMR);  // another free won
     FreeInFlight flight(lmr->ia);

@@ -67,9 +67,10 @@ DAT_RETURN srq_free(DAT_SRQ_HANDLE h) noexcept {
     Srq *srq = as<Srq>(h);
     if (srq == nullptr) return kBadSrq;
     // From here no endpoint is created with it (util/use_count.hpp).
-    if (UseCount::Free f = srq->users.begin_free(); f != UseCount::Free::Begun)
-        return f == UseCount::Free::InUse ? err(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_IN_USE)
-                                          : kBadSrq;
+    if (DAT_RETURN rc =
+            begin_free(srq->users, err(DAT_INVALID_STATE, DAT_INVALID_STATE_SRQ_IN_USE), kBadSrq);
+        rc != DAT_SUCCESS)
+        return rc;
     if (!claim(srq)) return kBadSrq;  // another free won
     FreeInFlight flight(srq->ia);
     srq->ia->transport->srq_destroy(srq);
@@ -149,9 +150,7 @@ DAT_RETURN ep_create_with_srq(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_EVD_HANDL
     if (ia == nullptr) return invalid_handle(DAT_HANDLE_TYPE_IA);
     Srq *srq = as<Srq>(srq_h, ia);
     if (srq == nullptr) return kBadSrq;
-    const DAT_COUNT max_eps = ia->transport->limits().max_ep_per_srq;
-    if (max_eps > 0 && srq->users.count() >= max_eps)
-        return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_SRQ);
+    // The SRQ's limit of endpoints is checked by create_ep, with its own use counted.
     DAT_RETURN rc = create_ep(h, pz_h, recv_h, req_h, conn_h, srq, attr, out);
     if (rc == DAT_SUCCESS && ia->own_async_evd) {
         // Each SRQ endpoint reports the end of its connection on the async EVD

@@ -15,6 +15,8 @@
 #include <atomic>
 #include <climits>
 
+#include "util/status.hpp"
+
 namespace opendat::util {
 
 class UseCount {
@@ -39,13 +41,6 @@ class UseCount {
         if (n_.compare_exchange_strong(n, kFreeing, std::memory_order_acq_rel)) return Free::Begun;
         return n == kFreeing ? Free::AlreadyFreeing : Free::InUse;
     }
-    // A free that began but refuses after all (a check that needs the decision made):
-    // users may come again.
-    void abandon_free() noexcept {
-        int n = kFreeing;
-        n_.compare_exchange_strong(n, 0, std::memory_order_release);
-    }
-
     // The number of users: a snapshot for limits and tests (0 once a free has begun).
     int count() const noexcept {
         const int n = n_.load(std::memory_order_acquire);
@@ -56,6 +51,20 @@ class UseCount {
     static constexpr int kFreeing = INT_MIN;
     std::atomic<int> n_{0};
 };
+
+// A free's decision as its answer: DAT_SUCCESS once begun (no use can be taken any more),
+// `in_use` while a user is counted, `gone` when another free of the object won.
+inline DAT_RETURN begin_free(UseCount &uses, DAT_RETURN in_use, DAT_RETURN gone) noexcept {
+    switch (uses.begin_free()) {
+        case UseCount::Free::Begun:
+            return DAT_SUCCESS;
+        case UseCount::Free::InUse:
+            return in_use;
+        case UseCount::Free::AlreadyFreeing:
+            break;
+    }
+    return gone;
+}
 
 // The use count of `obj`, or nullptr for no object.
 template <class T>

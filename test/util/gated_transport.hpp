@@ -78,11 +78,21 @@ struct GatedIa {
     explicit GatedIa(const char *name) : inst(name, "", &make_gated), t(inst.table) {
         g_transport_gone.store(false);
         ia = inst.open();
-        EXPECT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &evd), DAT_SUCCESS);
-        EXPECT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &conn),
-                  DAT_SUCCESS);
-        EXPECT_EQ(t->pz_create_func(ia, &pz), DAT_SUCCESS);
+        evd = new_evd(DAT_EVD_DTO_FLAG);
+        conn = new_evd(DAT_EVD_CONNECTION_FLAG);
+        pz = new_pz();
         EXPECT_EQ(t->ep_create_func(ia, pz, evd, evd, conn, nullptr, &ep), DAT_SUCCESS);
+    }
+    // A PZ or an EVD (of `flags`, 8 events) of the IA; null if it could not be made.
+    DAT_PZ_HANDLE new_pz() const {
+        DAT_PZ_HANDLE p = DAT_HANDLE_NULL;
+        EXPECT_EQ(t->pz_create_func(ia, &p), DAT_SUCCESS);
+        return p;
+    }
+    DAT_EVD_HANDLE new_evd(DAT_EVD_FLAGS flags) const {
+        DAT_EVD_HANDLE e = DAT_HANDLE_NULL;
+        EXPECT_EQ(t->evd_create_func(ia, 8, DAT_HANDLE_NULL, flags, &e), DAT_SUCCESS);
+        return e;
     }
 };
 

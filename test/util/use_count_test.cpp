@@ -29,8 +29,18 @@ TEST(UseCount, AFreeIsRefusedWhileUsedAndAUseIsRefusedOnceTheFreeHasBegun) {
     EXPECT_FALSE(u.take());
     EXPECT_EQ(u.count(), 0);
     EXPECT_EQ(u.begin_free(), UseCount::Free::AlreadyFreeing) << "a second free of one object";
-    u.abandon_free();
-    EXPECT_TRUE(u.take()) << "a free that refused after all let users come again";
+}
+
+// The frees' answers: IN_USE while used, success once begun, the handle's error after.
+TEST(UseCount, AFreesAnswerFollowsItsDecision) {
+    constexpr DAT_RETURN kInUse = err(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE);
+    constexpr DAT_RETURN kGone = err(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+    UseCount u;
+    ASSERT_TRUE(u.take());
+    EXPECT_EQ(begin_free(u, kInUse, kGone), kInUse);
+    u.drop();
+    EXPECT_EQ(begin_free(u, kInUse, kGone), DAT_SUCCESS);
+    EXPECT_EQ(begin_free(u, kInUse, kGone), kGone);
 }
 
 TEST(UseCount, AHoldGivesItsUsesBackUnlessKept) {
@@ -82,26 +92,42 @@ TEST(UseCount, ATakeAndAFreeAtOnceNeverBothWin) {
     EXPECT_EQ(neither, 0);
 }
 
+// dat_ep_create on `g`'s IA with `pz` and `recv` (the IA's EVDs for requests and
+// connections) on `thread`, held inside the transport until finish().
+struct HeldCreate {
+    std::atomic<DAT_RETURN> rc{0};
+    DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
+    std::thread thread;
+    bool start(GatedIa &g, DAT_PZ_HANDLE pz, DAT_EVD_HANDLE recv) {
+        g_create_gate.arm();
+        thread = std::thread([&g, pz, recv, this] {
+            rc.store(g.t->ep_create_func(g.ia, pz, recv, g.evd, g.conn, nullptr, &ep));
+        });
+        return g_create_gate.wait_inside();
+    }
+    void finish() {
+        g_create_gate.open.store(true);
+        if (thread.joinable()) thread.join();
+    }
+    ~HeldCreate() { finish(); }
+};
+
 // dat_ep_create is inside the transport with a PZ no other object uses when another
 // thread frees that PZ. Before, the create counted its use only after the transport call,
 // so the free saw none and deleted the PZ under the create; the EP then named a freed PZ.
 TEST(UseCountEntries, APzFreedDuringAnEndpointCreateIsRefusedAsInUse) {
     GatedIa g("uses-pz-create");
     ASSERT_NE(g.t, nullptr);
-    DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
-    ASSERT_EQ(g.t->pz_create_func(g.ia, &pz), DAT_SUCCESS);
-    g_create_gate.arm();
-    std::atomic<DAT_RETURN> created{0};
-    DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
-    std::thread creator(
-        [&] { created.store(g.t->ep_create_func(g.ia, pz, g.evd, g.evd, g.conn, nullptr, &ep)); });
-    ASSERT_TRUE(g_create_gate.wait_inside());
+    const DAT_PZ_HANDLE pz = g.new_pz();
+    ASSERT_NE(pz, DAT_HANDLE_NULL);
+    HeldCreate create;
+    ASSERT_TRUE(create.start(g, pz, g.evd));
     const DAT_RETURN freed = g.t->pz_free_func(pz);
-    g_create_gate.open.store(true);
-    creator.join();
+    create.finish();
     EXPECT_EQ(freed, err(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE))
         << "the PZ was freed under the create that uses it";
-    ASSERT_EQ(created.load(), DAT_SUCCESS);
+    ASSERT_EQ(create.rc.load(), DAT_SUCCESS);
+    const DAT_EP_HANDLE ep = create.ep;
     DAT_EP_PARAM p{};
     ASSERT_EQ(g.t->ep_query_func(ep, DAT_EP_FIELD_PZ_HANDLE, &p), DAT_SUCCESS);
     EXPECT_EQ(p.pz_handle, pz);
@@ -115,21 +141,16 @@ TEST(UseCountEntries, APzFreedDuringAnEndpointCreateIsRefusedAsInUse) {
 TEST(UseCountEntries, AnEvdFreedDuringAnEndpointCreateIsRefusedAsInUse) {
     GatedIa g("uses-evd-create");
     ASSERT_NE(g.t, nullptr);
-    DAT_EVD_HANDLE recv = DAT_HANDLE_NULL;
-    ASSERT_EQ(g.t->evd_create_func(g.ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &recv), DAT_SUCCESS);
-    g_create_gate.arm();
-    std::atomic<DAT_RETURN> created{0};
-    DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
-    std::thread creator(
-        [&] { created.store(g.t->ep_create_func(g.ia, g.pz, recv, g.evd, g.conn, nullptr, &ep)); });
-    ASSERT_TRUE(g_create_gate.wait_inside());
+    const DAT_EVD_HANDLE recv = g.new_evd(DAT_EVD_DTO_FLAG);
+    ASSERT_NE(recv, DAT_HANDLE_NULL);
+    HeldCreate create;
+    ASSERT_TRUE(create.start(g, g.pz, recv));
     const DAT_RETURN freed = g.t->evd_free_func(recv);
-    g_create_gate.open.store(true);
-    creator.join();
+    create.finish();
     EXPECT_EQ(freed, err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE))
         << "the EVD was freed under the create that names it";
-    ASSERT_EQ(created.load(), DAT_SUCCESS);
-    ASSERT_EQ(g.t->ep_free_func(ep), DAT_SUCCESS);
+    ASSERT_EQ(create.rc.load(), DAT_SUCCESS);
+    ASSERT_EQ(g.t->ep_free_func(create.ep), DAT_SUCCESS);
     EXPECT_EQ(g.t->evd_free_func(recv), DAT_SUCCESS);
     EXPECT_EQ(g.t->ia_close_func(g.ia, DAT_CLOSE_ABRUPT_FLAG), DAT_SUCCESS);
 }
@@ -138,10 +159,10 @@ TEST(UseCountEntries, AnEvdFreedDuringAnEndpointCreateIsRefusedAsInUse) {
 TEST(UseCountEntries, ACreateTheTransportRefusesGivesItsUsesBack) {
     GatedIa g("uses-create-refused");
     ASSERT_NE(g.t, nullptr);
-    DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
-    ASSERT_EQ(g.t->pz_create_func(g.ia, &pz), DAT_SUCCESS);
-    DAT_EVD_HANDLE recv = DAT_HANDLE_NULL;
-    ASSERT_EQ(g.t->evd_create_func(g.ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &recv), DAT_SUCCESS);
+    const DAT_PZ_HANDLE pz = g.new_pz();
+    const DAT_EVD_HANDLE recv = g.new_evd(DAT_EVD_DTO_FLAG);
+    ASSERT_NE(pz, DAT_HANDLE_NULL);
+    ASSERT_NE(recv, DAT_HANDLE_NULL);
     GatedTransport::refuse_create.store(true);
     DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
     EXPECT_EQ(DAT_GET_TYPE(g.t->ep_create_func(g.ia, pz, recv, recv, g.conn, nullptr, &ep)),
@@ -160,9 +181,9 @@ TEST(UseCountEntries, ACreateTheTransportRefusesGivesItsUsesBack) {
 TEST(UseCountEntries, AnEndpointFreedDuringAModifyGivesBackTheUsesTheModifyLeft) {
     GatedIa g("uses-modify-free");
     ASSERT_NE(g.t, nullptr);
-    DAT_EVD_HANDLE a = DAT_HANDLE_NULL, b = DAT_HANDLE_NULL;
-    ASSERT_EQ(g.t->evd_create_func(g.ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &a), DAT_SUCCESS);
-    ASSERT_EQ(g.t->evd_create_func(g.ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &b), DAT_SUCCESS);
+    const DAT_EVD_HANDLE a = g.new_evd(DAT_EVD_DTO_FLAG), b = g.new_evd(DAT_EVD_DTO_FLAG);
+    ASSERT_NE(a, DAT_HANDLE_NULL);
+    ASSERT_NE(b, DAT_HANDLE_NULL);
     DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
     ASSERT_EQ(g.t->ep_create_func(g.ia, g.pz, a, g.evd, g.conn, nullptr, &ep), DAT_SUCCESS);
     g_modify_gate.arm();
@@ -295,9 +316,8 @@ TEST(UseCountEntries, AnRmrFreedDuringItsBindIsUnboundAndItsLmrCanGo) {
 TEST(UseCountEntries, AnRspReservesItsEndpointBeforeItListens) {
     GatedIa g("uses-rsp-ep-free");
     ASSERT_NE(g.t, nullptr);
-    DAT_EVD_HANDLE cr_evd = DAT_HANDLE_NULL;
-    ASSERT_EQ(g.t->evd_create_func(g.ia, 8, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG, &cr_evd),
-              DAT_SUCCESS);
+    const DAT_EVD_HANDLE cr_evd = g.new_evd(DAT_EVD_CR_FLAG);
+    ASSERT_NE(cr_evd, DAT_HANDLE_NULL);
     g_listen_gate.arm();
     std::atomic<DAT_RETURN> created{0};
     DAT_RSP_HANDLE rsp = DAT_HANDLE_NULL;
