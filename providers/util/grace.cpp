@@ -63,7 +63,7 @@ struct ReleaseAtExit {
         g_pending.store(false, std::memory_order_relaxed);
     }
 } g_release_at_exit;
-std::atomic<int> g_running{0};  // deletions taken off g_retired and still running
+bool g_runner = false;  // a thread is running deletions (run_due); guarded by g_mu
 
 void on_thread_exit(void *p) noexcept {
     auto *s = static_cast<Slot *>(p);
@@ -104,7 +104,7 @@ void on_fork_child() noexcept {
     // deletions they were running at the fork.
     g_retired.clear();
     g_pending.store(false);
-    g_running.store(0);
+    g_runner = false;
 }
 
 bool init() noexcept {
@@ -172,34 +172,25 @@ bool elapsed(const std::vector<Wait> &waits) noexcept {
     return true;
 }
 
-// Takes the retired objects whose grace period is over off the list (oldest first) and
-// deletes them, outside the lock (a destructor may retire more).
-void run_elapsed(std::unique_lock<std::mutex> &lk) noexcept {
-    // Which batches are due, looked at once: a thread may leave between two looks.
-    std::vector<Retired> ready;
-    std::vector<bool> due;
-    try {
-        due.reserve(g_retired.size());
-        for (const Retired &r : g_retired) due.push_back(elapsed(r.waits));
-        ready.reserve(g_retired.size());
-    } catch (...) {
-        return;  // no memory to sort them: they wait for a later look, nothing is lost
-    }
-    std::size_t keep = 0;
-    for (std::size_t i = 0; i < g_retired.size(); ++i) {
-        if (due[i])
-            ready.push_back(std::move(g_retired[i]));  // reserved: cannot throw
-        else if (keep++ != i)
-            g_retired[keep - 1] = std::move(g_retired[i]);
-    }
-    g_retired.resize(keep);
-    g_pending.store(!g_retired.empty(), std::memory_order_relaxed);
-    if (ready.empty()) return;
-    g_running.fetch_add(1);
-    lk.unlock();
-    for (const Retired &r : ready)
+// Deletes the batches at the front of the list whose grace period is over, oldest first,
+// one at a time and outside the lock (a destructor may retire more). Only one thread runs
+// deletions at a time (g_runner), and never a batch before an older one: a free may
+// depend on an earlier one (a device's protection domain goes only after the queue pairs
+// that use it). Another thread that finds the runner busy leaves its batch to it: the
+// runner looks again before it stops. Called with g_mu held.
+void run_due(std::unique_lock<std::mutex> &lk) noexcept {
+    if (g_runner) return;
+    g_runner = true;
+    while (!g_retired.empty() && elapsed(g_retired.front().waits)) {
+        Retired r = std::move(g_retired.front());
+        g_retired.erase(g_retired.begin());  // moves what is left: allocates nothing
+        lk.unlock();
         for (const Deferred &d : r.batch) d();
-    g_running.fetch_sub(1);
+        r = Retired{};  // its memory goes outside the lock too
+        lk.lock();
+    }
+    g_runner = false;
+    g_pending.store(!g_retired.empty(), std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -256,7 +247,7 @@ void leave_unslotted() noexcept {
 
 void poll() noexcept {
     std::unique_lock lk(g_mu, std::try_to_lock);
-    if (lk.owns_lock()) run_elapsed(lk);
+    if (lk.owns_lock()) run_due(lk);
 }
 
 }  // namespace detail
@@ -266,20 +257,31 @@ void retire(std::vector<Deferred> batch) noexcept {
     std::vector<Wait> waits;
     try {
         each_call_in_flight([&](const Wait &w) { waits.push_back(w); });
-        if (waits.empty()) {
-            for (const Deferred &d : batch) d();  // no call in flight elsewhere: the common case
+        std::unique_lock lk(g_mu);
+        if (waits.empty() && g_retired.empty() && !g_runner) {
+            // No call in flight elsewhere and nothing older waiting to go: at once, as the
+            // runner (a batch retired meanwhile waits for this one). The common case.
+            g_runner = true;
+            lk.unlock();
+            for (const Deferred &d : batch) d();
+            lk.lock();
+            g_runner = false;
+            run_due(lk);  // what other threads retired meanwhile
             return;
         }
-        std::unique_lock lk(g_mu);
         if (g_exiting) return;  // at exit: leaked (ReleaseAtExit)
+        const bool waiting = !waits.empty();
+        g_retired.reserve(g_retired.size() + 1);  // may throw: then the batch is still whole
         g_retired.push_back({std::move(batch), std::move(waits)});
         g_pending.store(true, std::memory_order_relaxed);
-        lk.unlock();
-        // Either a thread leaving its call from now on sees g_pending (and deletes on its
-        // way out), or its leaving is seen by the look below.
-        heavy_fence();
-        lk.lock();
-        run_elapsed(lk);  // those calls may have returned meanwhile
+        if (waiting) {
+            lk.unlock();
+            // Either a thread leaving its call from now on sees g_pending (and deletes on
+            // its way out), or its leaving is seen by the look below.
+            heavy_fence();
+            lk.lock();
+        }
+        run_due(lk);  // those calls may have returned meanwhile; an older batch may be due
     } catch (...) {
         // Never freed early: without memory to note what they wait for, leaked.
         DAPL_TRC(trace::kError, "util", "no memory to retire %zu freed objects: leaked",
@@ -304,13 +306,17 @@ void synchronize() noexcept {
     each_call_in_flight([](const Wait &w) {
         while (!passed(w)) std::this_thread::yield();
     });
-    // Everything retired before now has passed its grace period: deleted here, or by a
-    // thread already deleting it.
-    {
+    // Everything retired before now has passed its grace period: deleted here, or by the
+    // thread running deletions (which runs every due batch before it stops).
+    for (;;) {
         std::unique_lock lk(g_mu);
-        run_elapsed(lk);
+        if (!g_runner) {
+            run_due(lk);
+            return;
+        }
+        lk.unlock();
+        std::this_thread::yield();
     }
-    while (g_running.load() != 0) std::this_thread::yield();
 }
 
 std::size_t waiting() noexcept {

@@ -136,8 +136,11 @@ class Pause {
 };
 
 // Runs d (deletes the object) once every other thread that is inside an entry point now
-// has returned from it: at once when there is none. The object must be claimed (dead to
-// as<T>) already, and unused by the caller from here on.
+// has returned from it: at once when there is none and nothing retired earlier still
+// waits. The object must be claimed (dead to as<T>) already, and unused by the caller
+// from here on. Deletions run one at a time, in the order they were retired, so a free
+// that depends on an earlier one (a verbs protection domain after the queue pairs made
+// in it) never overtakes it; they may run on another thread than the retiring one.
 void retire(Deferred d) noexcept;
 // The same for several, with one look at the calls in flight; deleted in their order.
 void retire(std::vector<Deferred> batch) noexcept;

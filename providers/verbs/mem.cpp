@@ -6,6 +6,7 @@
 
 #include "trace/trace.hpp"
 #include "util/objects.hpp"
+#include "verbs/device_retire.hpp"
 #include "verbs/ep_impl.hpp"
 #include "verbs/transport.hpp"
 
@@ -35,7 +36,9 @@ DAT_RETURN VerbsTransport::pz_create(util::Pz *pz) noexcept {
 }
 
 void VerbsTransport::pz_destroy(util::Pz *pz) noexcept {
-    ibv_dealloc_pd(pd_of(pz));  // util frees no PZ still in use: nothing uses the PD
+    // util frees no PZ still in use, but a queue pair of an EP freed before may still wait
+    // for its grace period: the PD goes after it (verbs/device_retire.hpp).
+    retire_pd(pd_of(pz));
     pz->impl = nullptr;
 }
 
@@ -64,7 +67,11 @@ DAT_RETURN VerbsTransport::lmr_register(util::Lmr *lmr) noexcept {
 }
 
 void VerbsTransport::lmr_deregister(util::Lmr *lmr) noexcept {
-    ibv_dereg_mr(mr_of(lmr));  // no access, local or remote, after this
+    // No access, local or remote, after this. The device refuses while a memory window
+    // is still bound to the region (a failed unbind): then it stays registered, and said.
+    if (int rc = ibv_dereg_mr(mr_of(lmr)); rc != 0)
+        DAPL_TRC(trace::kError, "verbs", "ibv_dereg_mr (LMR %p): %s: the region stays registered",
+                 static_cast<void *>(lmr), std::strerror(rc));
     lmr->impl = nullptr;
 }
 
@@ -86,7 +93,8 @@ DAT_RETURN VerbsTransport::rmr_bind(util::Rmr *rmr, util::Lmr *lmr, const DAT_LM
                                     DAT_MEM_PRIV_FLAGS priv, DAT_VA_TYPE va_type, util::Ep *ep,
                                     DAT_RMR_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
     auto *impl = static_cast<EpImpl *>(ep->impl);
-    if (!impl->qp) return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFIGURED);
+    ibv_qp *const qp = impl->qp.get();  // read once: a dat_ep_modify may replace it
+    if (qp == nullptr) return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFIGURED);
     ibv_mw_bind bind{};
     if (lmr != nullptr) {  // nullptr = unbind (a zero-length bind)
         bind.bind_info.mr = mr_of(lmr);
@@ -118,7 +126,7 @@ DAT_RETURN VerbsTransport::rmr_bind(util::Rmr *rmr, util::Lmr *lmr, const DAT_LM
     bind.send_flags = IBV_SEND_SIGNALED;
     ibv_mw *mw = mw_of(rmr);
     impl->sq.outstanding.fetch_add(1);
-    if (int rc = ibv_bind_mw(impl->qp.get(), mw, &bind); rc != 0) {
+    if (int rc = ibv_bind_mw(qp, mw, &bind); rc != 0) {
         impl->sq.outstanding.fetch_sub(1);
         DAPL_TRC(trace::kError, "verbs", "ibv_bind_mw: %s", std::strerror(rc));
         return rc == ENOMEM ? util::err(DAT_INSUFFICIENT_RESOURCES)

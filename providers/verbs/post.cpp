@@ -36,7 +36,8 @@ DAT_RETURN post_request(util::Ep *ep, ibv_wr_opcode opcode, DAT_DTOS op, DAT_COU
                         const DAT_RMR_TRIPLET *remote, DAT_COMPLETION_FLAGS flags,
                         const Extension *x = nullptr) noexcept {
     auto *impl = static_cast<EpImpl *>(ep->impl);
-    if (!impl->qp) return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFIGURED);
+    ibv_qp *const qp = impl->qp.get();  // read once: a dat_ep_modify may replace it
+    if (qp == nullptr) return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFIGURED);
     ibv_sge sge[kMaxSge];
     int nsge = 0;
     std::uint64_t total = 0;
@@ -87,7 +88,7 @@ DAT_RETURN post_request(util::Ep *ep, ibv_wr_opcode opcode, DAT_DTOS op, DAT_COU
     if (opcode == IBV_WR_RDMA_WRITE_WITH_IMM) wr.imm_data = x->immed;
     impl->sq.outstanding.fetch_add(1, std::memory_order_relaxed);
     ibv_send_wr *bad = nullptr;
-    if (int rc = ibv_post_send(impl->qp.get(), &wr, &bad); rc != 0) {
+    if (int rc = ibv_post_send(qp, &wr, &bad); rc != 0) {
         impl->sq.outstanding.fetch_sub(1, std::memory_order_relaxed);
         return post_error(ep, rc);
     }
@@ -150,7 +151,8 @@ DAT_RETURN VerbsTransport::ep_post_recv(util::Ep *ep, DAT_COUNT n, const DAT_LMR
                                         DAT_DTO_COOKIE cookie,
                                         DAT_COMPLETION_FLAGS flags) noexcept {
     auto *impl = static_cast<EpImpl *>(ep->impl);
-    if (!impl->qp) return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFIGURED);
+    ibv_qp *const qp = impl->qp.get();  // read once: a dat_ep_modify may replace it
+    if (qp == nullptr) return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONFIGURED);
     ibv_sge sge[kMaxSge];
     int nsge = 0;
     std::uint64_t total = 0;
@@ -172,7 +174,7 @@ DAT_RETURN VerbsTransport::ep_post_recv(util::Ep *ep, DAT_COUNT n, const DAT_LMR
     wr.num_sge = nsge;
     impl->rq.outstanding.fetch_add(1, std::memory_order_relaxed);
     ibv_recv_wr *bad = nullptr;
-    if (int rc = ibv_post_recv(impl->qp.get(), &wr, &bad); rc != 0) {
+    if (int rc = ibv_post_recv(qp, &wr, &bad); rc != 0) {
         impl->rq.outstanding.fetch_sub(1, std::memory_order_relaxed);
         return post_error(ep, rc);
     }

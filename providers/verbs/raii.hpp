@@ -17,14 +17,22 @@ struct ChannelDel {
 struct IdDel {
     void operator()(rdma_cm_id *id) const noexcept { rdma_destroy_id(id); }
 };
+// A queue or completion queue the device refuses to destroy (EBUSY: something made on it
+// still lives) is leaked: said, since nothing else would tell.
+void trace_destroy_failure(int rc, const char *call) noexcept;
+
 struct CqDel {
-    void operator()(ibv_cq *cq) const noexcept { ibv_destroy_cq(cq); }
+    void operator()(ibv_cq *cq) const noexcept {
+        if (int rc = ibv_destroy_cq(cq); rc != 0) trace_destroy_failure(rc, "ibv_destroy_cq");
+    }
 };
 struct CompChannelDel {
     void operator()(ibv_comp_channel *c) const noexcept { ibv_destroy_comp_channel(c); }
 };
 struct QpDel {
-    void operator()(ibv_qp *qp) const noexcept { ibv_destroy_qp(qp); }
+    void operator()(ibv_qp *qp) const noexcept {
+        if (int rc = ibv_destroy_qp(qp); rc != 0) trace_destroy_failure(rc, "ibv_destroy_qp");
+    }
 };
 
 using ChannelPtr = std::unique_ptr<rdma_event_channel, ChannelDel>;

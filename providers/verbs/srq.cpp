@@ -8,6 +8,7 @@
 
 #include "trace/trace.hpp"
 #include "util/objects.hpp"
+#include "verbs/device_retire.hpp"
 #include "verbs/mem.hpp"
 #include "verbs/transport.hpp"
 
@@ -92,12 +93,12 @@ void VerbsTransport::srq_destroy(util::Srq *srq) noexcept {
         std::lock_guard lk(srq->mu);
         impl = srq_impl(srq);
         if (impl == nullptr) return;
-        // No EP uses it any more (util checked): no queue pair can take from it. Receives
-        // still posted go with it, as with the reference.
-        if (int rc = ibv_destroy_srq(impl->dev); rc != 0)
-            DAPL_TRC(trace::kError, "verbs", "ibv_destroy_srq: %s", std::strerror(rc));
         srq->impl = nullptr;
     }
+    // No EP uses it any more (util checked), but the queue pairs of EPs freed before may
+    // still wait for their grace period: it goes after them (verbs/device_retire.hpp).
+    // Receives still posted go with it, as with the reference.
+    retire_srq(impl->dev);
     {
         std::lock_guard live(impl->live_mu);
         impl->srq = nullptr;  // util deletes its SRQ when this returns

@@ -14,7 +14,9 @@
 
 #include "trace/trace.hpp"
 #include "tunables/tunables.hpp"
+#include "util/grace.hpp"
 #include "verbs/cq_evd.hpp"
+#include "verbs/device_retire.hpp"
 #include "verbs/mem.hpp"
 
 namespace opendat::verbs {
@@ -291,11 +293,14 @@ DAT_RETURN VerbsTransport::ep_modify(util::Ep *ep, const util::EpConfig &next) n
         rc = util::kNoMemory;
     } catch (...) {
     }
+    // A post that raced this call may have read either queue pair: the one that goes
+    // waits for its grace period (verbs/device_retire.hpp).
     if (rc != DAT_SUCCESS) {
         if (impl->qp && impl->srq != nullptr) {
             std::lock_guard slk(impl->srq->eps_mu);
             impl->srq->eps.erase(impl->qp->qp_num);
         }
+        retire_qp(impl->qp.release());
         impl->qp = std::move(old);
         return rc;
     }
@@ -303,6 +308,7 @@ DAT_RETURN VerbsTransport::ep_modify(util::Ep *ep, const util::EpConfig &next) n
         std::lock_guard slk(impl->srq->eps_mu);
         impl->srq->eps.erase(old->qp_num);
     }
+    retire_qp(old.release());
     return DAT_SUCCESS;
 }
 
@@ -323,7 +329,12 @@ void VerbsTransport::ep_destroy(util::Ep *ep) noexcept {
         std::lock_guard slk(impl->srq->eps_mu);
         impl->srq->eps.erase(impl->qp->qp_num);
     }
-    impl->qp.reset();
+    // A dat_ep_post_* that checked the EP before the free may still be on its way into
+    // ibv_post_send with impl->qp: the queue pair goes, and impl->qp changes, only once it
+    // has returned (verbs/device_retire.hpp). Meanwhile such a post meets a queue pair in
+    // the error state. The EpImpl itself outlives this (the graveyard).
+    util::grace::retire(
+        util::Deferred{impl, [](void *p) { static_cast<EpImpl *>(p)->qp.reset(); }});
     {
         std::lock_guard lk(mu_);
         eps_.erase(impl);

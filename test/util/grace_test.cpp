@@ -11,7 +11,10 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -200,6 +203,85 @@ TEST_P(Grace, NestedGuardsCountAsOneCall) {
     release.store(true);
     t.join();
     EXPECT_TRUE(deleted.load());
+}
+
+// A free may depend on an earlier one: a verbs protection domain can be deallocated only
+// after the queue pairs made in it are destroyed (else EBUSY, and it is leaked). So a
+// deletion never overtakes one retired before it, not even when no call is in flight
+// any more: here the first deletion is still running on the thread that left its call,
+// and the second, retired meanwhile with nothing to wait for, runs after it. Before, it
+// ran at once, beside the first.
+TEST_P(Grace, ADeletionNeverOvertakesOneRetiredBeforeIt) {
+    struct Log {
+        std::mutex mu;
+        std::vector<std::string> lines;
+        std::atomic<bool> first_running{false}, release{false};
+        void add(const char *line) {
+            std::lock_guard lk(mu);
+            lines.emplace_back(line);
+        }
+    } log;
+    std::atomic<bool> inside{false}, go{false};
+    std::thread caller([&] {
+        grace::enter();
+        inside.store(true);
+        while (!go.load()) std::this_thread::sleep_for(1ms);
+        grace::leave();  // its way out runs the first deletion (which blocks)
+    });
+    while (!inside.load()) std::this_thread::sleep_for(1ms);
+    grace::retire(Deferred{&log, [](void *p) {
+                               auto *l = static_cast<Log *>(p);
+                               l->first_running.store(true);
+                               while (!l->release.load()) std::this_thread::sleep_for(1ms);
+                               l->add("first");
+                           }});
+    EXPECT_EQ(grace::waiting(), 1u);
+    go.store(true);
+    while (!log.first_running.load()) std::this_thread::sleep_for(1ms);
+    // No call in flight anywhere now, but the first deletion has not finished.
+    grace::retire(Deferred{&log, [](void *p) { static_cast<Log *>(p)->add("second"); }});
+    {
+        std::lock_guard lk(log.mu);
+        EXPECT_TRUE(log.lines.empty()) << "the second deletion overtook the first";
+    }
+    log.release.store(true);
+    caller.join();  // the running thread runs the second before it stops
+    std::lock_guard lk(log.mu);
+    EXPECT_EQ(log.lines, (std::vector<std::string>{"first", "second"}));
+    EXPECT_EQ(grace::waiting(), 0u);
+}
+
+// synchronize() returns only once what was retired before it has been deleted, also a
+// batch another thread is running at the time.
+TEST_P(Grace, SynchronizeWaitsForADeletionRunningOnAnotherThread) {
+    std::atomic<bool> running{false}, release{false}, done{false};
+    struct Ctx {
+        std::atomic<bool> *running, *release, *done;
+    } ctx{&running, &release, &done};
+    std::atomic<bool> inside{false}, go{false};
+    std::thread caller([&] {
+        grace::enter();
+        inside.store(true);
+        while (!go.load()) std::this_thread::sleep_for(1ms);
+        grace::leave();
+    });
+    while (!inside.load()) std::this_thread::sleep_for(1ms);
+    grace::retire(Deferred{&ctx, [](void *p) {
+                               auto *c = static_cast<Ctx *>(p);
+                               c->running->store(true);
+                               while (!c->release->load()) std::this_thread::sleep_for(1ms);
+                               c->done->store(true);
+                           }});
+    go.store(true);
+    while (!running.load()) std::this_thread::sleep_for(1ms);
+    std::thread releaser([&] {
+        std::this_thread::sleep_for(30ms);
+        release.store(true);
+    });
+    grace::synchronize();
+    EXPECT_TRUE(done.load()) << "synchronize returned while a deletion still ran";
+    releaser.join();
+    caller.join();
 }
 
 TEST_P(Grace, ExitedThreadsGiveTheirSlotsToNewOnes) {

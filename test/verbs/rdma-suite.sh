@@ -10,6 +10,7 @@
 #
 # Steps (each with a time limit; a server is started first, its client once it listens):
 #  1. verbs_probe -a over our provider: attributes, delayed_ack, RMR, empty-queue codes;
+#     verbs_probe -r: frees racing posts (no free fails, no device object leaked);
 #     verbs_events: wake-up latency of merged DTO+connection+software EVDs and of CNOs
 #     (event-driven, no polling slice), connection events on a merged EVD, suppressed
 #     and solicited completions; through both libdat2s;
@@ -156,6 +157,12 @@ if [[ " $steps " == *" 1 "* ]]; then
         LD_LIBRARY_PATH=$ourlib timeout 60 "$tdir/verbs_probe" -P ofa-v2-verbs-rxe -a >"$out/probe-ours" 2>&1
         rc=$?; record "probe ofa-v2-verbs-rxe (our libdat2)" $rc "rc $rc"
     fi
+    # Frees racing posts on another thread: every free succeeds, and the device refuses
+    # (and so leaks) no queue pair, SRQ, CQ or PD (verbs_probe -r; verbs/device_retire.hpp).
+    timeout 120 "$tdir/verbs_probe" -P ofa-v2-verbs-rxe -r 300 >"$out/racing" 2>&1
+    rc=$?; tail -n 5 "$out/racing"
+    if [[ $rc -eq 0 ]] && grep -q "(leaked)" "$out/racing"; then rc=1; fi
+    record "frees racing posts: every free succeeds, no device object leaked" $rc "rc $rc"
     fronts=("reference|-")
     [[ $ourlib != - ]] && fronts=("opendat|$ourlib" "${fronts[@]}")
     q=46100

@@ -4,12 +4,17 @@
 //   verbs_probe -P <ia> -a    also print the IA/provider attributes and check the
 //                             provider-specific behaviour (delayed_ack, RMR support),
 //                             one "check <name>: ok|FAIL ..." line each; exit 1 on a FAIL
+//   verbs_probe -P <ia> -r N  also N rounds of frees racing posts (frees_racing_posts)
 #include <dat2/udat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -160,17 +165,110 @@ int attributes(DAT_IA_HANDLE ia) {
     return failures;
 }
 
+// Frees racing posts. Each round, a thread posts on an EP without pause (receives, or
+// sends when the EP takes its receives from an SRQ: every other round) while this thread
+// frees the EP and then, at once, everything it used: the SRQ, the LMR, both EVDs, the PZ.
+// A post that checked the EP before the free is still on its way into the device: its
+// queue pair must outlive it, and what the queue pair was made in (PD, SRQ, CQs) must go
+// after it, not be refused by the device (EBUSY) and leaked. Every free must succeed;
+// rdma-suite.sh also fails the run on a "(leaked)" trace line in this output.
+int frees_racing_posts(DAT_IA_HANDLE ia, int rounds) {
+    int bad = 0;
+    long posts_total = 0;
+    std::vector<unsigned char> buf(4096);
+    for (int r = 0; r < rounds && bad < 3; ++r) {
+        const bool with_srq = (r & 1) != 0;
+        DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
+        DAT_EVD_HANDLE recv = DAT_HANDLE_NULL, req = DAT_HANDLE_NULL;
+        DAT_SRQ_HANDLE srq = DAT_HANDLE_NULL;
+        DAT_LMR_HANDLE lmr = DAT_HANDLE_NULL;
+        DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
+        DAT_LMR_CONTEXT lc = 0;
+        DAT_RMR_CONTEXT rcx = 0;
+        DAT_VLEN rl = 0;
+        DAT_VADDR ra = 0;
+        DAT_REGION_DESCRIPTION d;
+        d.for_va = buf.data();
+        std::string step = "pz_create";
+        DAT_RETURN rc = dat_pz_create(ia, &pz);
+        if (rc == DAT_SUCCESS)
+            rc = dat_lmr_create(ia, DAT_MEM_TYPE_VIRTUAL, d, buf.size(), pz,
+                                DAT_MEM_PRIV_LOCAL_WRITE_FLAG, DAT_VA_TYPE_VA, &lmr, &lc, &rcx, &rl,
+                                &ra),
+            step = "lmr_create";
+        if (rc == DAT_SUCCESS)
+            rc = dat_evd_create(ia, 256, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &recv),
+            step = "evd_create";
+        if (rc == DAT_SUCCESS)
+            rc = dat_evd_create(ia, 256, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &req),
+            step = "evd_create";
+        if (rc == DAT_SUCCESS && with_srq) {
+            DAT_SRQ_ATTR sa{};
+            sa.max_recv_dtos = 16;
+            sa.max_recv_iov = 1;
+            sa.low_watermark = DAT_SRQ_LW_DEFAULT;
+            rc = dat_srq_create(ia, pz, &sa, &srq), step = "srq_create";
+        }
+        if (rc == DAT_SUCCESS)
+            rc = with_srq
+                     ? dat_ep_create_with_srq(ia, pz, recv, req, DAT_HANDLE_NULL, srq, nullptr, &ep)
+                     : dat_ep_create(ia, pz, recv, req, DAT_HANDLE_NULL, nullptr, &ep),
+            step = "ep_create";
+        if (rc != DAT_SUCCESS) {
+            check("frees racing posts: set-up", false,
+                  "round " + std::to_string(r) + " " + step + " " + hex(rc));
+            return 1;
+        }
+        std::atomic<long> posts{0};
+        std::thread poster([&] {
+            DAT_LMR_TRIPLET iov{reinterpret_cast<DAT_VADDR>(buf.data()), 64, lc};
+            DAT_DTO_COOKIE cookie{};
+            for (;;) {
+                DAT_RETURN prc =
+                    with_srq ? dat_ep_post_send(ep, 1, &iov, cookie, DAT_COMPLETION_DEFAULT_FLAG)
+                             : dat_ep_post_recv(ep, 1, &iov, cookie, DAT_COMPLETION_DEFAULT_FLAG);
+                if (DAT_GET_TYPE(prc) == DAT_INVALID_HANDLE) return;  // the EP is gone
+                posts.fetch_add(1);
+            }
+        });
+        while (posts.load() < 20) std::this_thread::yield();
+        std::string codes;
+        auto note = [&](const char *what, DAT_RETURN frc) {
+            if (frc != DAT_SUCCESS) codes += std::string(" ") + what + " " + hex(frc);
+        };
+        note("ep_free", dat_ep_free(ep));
+        if (with_srq) note("srq_free", dat_srq_free(srq));
+        note("lmr_free", dat_lmr_free(lmr));
+        note("evd_free", dat_evd_free(recv));
+        note("evd_free", dat_evd_free(req));
+        note("pz_free", dat_pz_free(pz));
+        poster.join();
+        posts_total += posts.load();
+        if (!codes.empty()) {
+            check("frees racing posts", false, "round " + std::to_string(r) + ":" + codes);
+            ++bad;
+        }
+    }
+    if (bad == 0)
+        check("frees racing posts", true,
+              std::to_string(rounds) + " rounds, " + std::to_string(posts_total) + " posts");
+    return bad;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     std::string ia_name;
     bool attrs = false;
+    int racing_rounds = 0;
     int c;
-    while ((c = getopt(argc, argv, "P:a")) != -1) {
+    while ((c = getopt(argc, argv, "P:ar:")) != -1) {
         if (c == 'P')
             ia_name = optarg;
         else if (c == 'a')
             attrs = true;
+        else if (c == 'r')
+            racing_rounds = std::atoi(optarg);
         else
             return 2;
     }
@@ -181,6 +279,7 @@ int main(int argc, char **argv) {
     std::fflush(stdout);
     if (rc != DAT_SUCCESS) return 1;
     int f = attrs ? attributes(ia) : 0;
+    if (racing_rounds > 0) f += frees_racing_posts(ia, racing_rounds);
     rc = dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG);
     std::printf("close: 0x%x\n", rc);
     return f == 0 && rc == DAT_SUCCESS ? 0 : 1;
