@@ -45,12 +45,33 @@ struct Retired {
     std::vector<Wait> waits;
 };
 
-std::mutex g_mu;  // guards g_retired and g_exiting (trivially destroyed)
+std::mutex g_mu;  // guards g_retired, g_exiting and the counts below (trivially destroyed)
 // The list itself is never destroyed (its storage is this library's own): a progress
 // thread of an IA the program left open may still retire or delete while this library's
 // static destructors run at exit. What it holds is let go then (ReleaseAtExit).
 alignas(std::vector<Retired>) unsigned char g_retired_storage[sizeof(std::vector<Retired>)];
 std::vector<Retired> &g_retired = *new (g_retired_storage) std::vector<Retired>;
+// The list is g_retired[g_head..], oldest first: taken from the front without moving the
+// rest (a backlog behind a long call costs no quadratic time), compacted now and then.
+std::size_t g_head = 0;
+bool list_empty() noexcept {
+    return g_head == g_retired.size();
+}
+Retired take_front() noexcept {
+    Retired r = std::move(g_retired[g_head++]);
+    if (g_head == g_retired.size()) {
+        g_retired.clear();  // keeps its memory
+        g_head = 0;
+    } else if (g_head >= 64 && 2 * g_head >= g_retired.size()) {
+        g_retired.erase(g_retired.begin(), g_retired.begin() + static_cast<long>(g_head));
+        g_head = 0;
+    }
+    return r;
+}
+// Batches ever retired (run at once or put on the list), and of those, how many have been
+// deleted (or let go at exit or in a fork's child). They run one at a time in order, so
+// batch n has gone once g_finished > n (synchronize).
+std::uint64_t g_listed = 0, g_finished = 0;
 bool g_exiting = false;
 // At exit (or when the provider is unloaded): the list's memory goes, so that
 // LeakSanitizer finds nothing of ours; objects still waiting for their grace period, and
@@ -60,6 +81,8 @@ struct ReleaseAtExit {
         std::lock_guard lk(g_mu);
         g_exiting = true;
         std::vector<Retired>().swap(g_retired);
+        g_head = 0;
+        g_finished = g_listed;
         g_pending.store(false, std::memory_order_relaxed);
     }
 } g_release_at_exit;
@@ -103,6 +126,8 @@ void on_fork_child() noexcept {
     // destructors may take locks those threads held: left undone (leaked) here, as the
     // deletions they were running at the fork.
     g_retired.clear();
+    g_head = 0;
+    g_finished = g_listed;
     g_pending.store(false);
     g_runner = false;
 }
@@ -181,16 +206,16 @@ bool elapsed(const std::vector<Wait> &waits) noexcept {
 void run_due(std::unique_lock<std::mutex> &lk) noexcept {
     if (g_runner) return;
     g_runner = true;
-    while (!g_retired.empty() && elapsed(g_retired.front().waits)) {
-        Retired r = std::move(g_retired.front());
-        g_retired.erase(g_retired.begin());  // moves what is left: allocates nothing
+    while (!list_empty() && elapsed(g_retired[g_head].waits)) {
+        Retired r = take_front();
         lk.unlock();
         for (const Deferred &d : r.batch) d();
         r = Retired{};  // its memory goes outside the lock too
         lk.lock();
+        ++g_finished;
     }
     g_runner = false;
-    g_pending.store(!g_retired.empty(), std::memory_order_relaxed);
+    g_pending.store(!list_empty(), std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -258,21 +283,24 @@ void retire(std::vector<Deferred> batch) noexcept {
     try {
         each_call_in_flight([&](const Wait &w) { waits.push_back(w); });
         std::unique_lock lk(g_mu);
-        if (waits.empty() && g_retired.empty() && !g_runner) {
+        if (waits.empty() && list_empty() && !g_runner) {
             // No call in flight elsewhere and nothing older waiting to go: at once, as the
             // runner (a batch retired meanwhile waits for this one). The common case.
             g_runner = true;
+            ++g_listed;
             lk.unlock();
             for (const Deferred &d : batch) d();
             lk.lock();
+            ++g_finished;
             g_runner = false;
             run_due(lk);  // what other threads retired meanwhile
             return;
         }
         if (g_exiting) return;  // at exit: leaked (ReleaseAtExit)
         const bool waiting = !waits.empty();
-        g_retired.reserve(g_retired.size() + 1);  // may throw: then the batch is still whole
-        g_retired.push_back({std::move(batch), std::move(waits)});
+        // Built in place once there is room: if that throws, the batch is still whole.
+        g_retired.emplace_back(std::move(batch), std::move(waits));
+        ++g_listed;
         g_pending.store(true, std::memory_order_relaxed);
         if (waiting) {
             lk.unlock();
@@ -301,28 +329,52 @@ void retire(Deferred d) noexcept {
     retire(std::move(one));
 }
 
+void retire_after_call(Deferred d) noexcept {
+    if (d.obj == nullptr) return;
+    try {
+        std::vector<Deferred> one{d};
+        std::vector<Wait> waits;
+        each_call_in_flight([&](const Wait &w) { waits.push_back(w); });
+        std::unique_lock lk(g_mu);
+        if (g_exiting) return;  // at exit: leaked (ReleaseAtExit)
+        g_retired.emplace_back(std::move(one), std::move(waits));
+        ++g_listed;
+        g_pending.store(true, std::memory_order_relaxed);  // the caller's leave() polls
+        lk.unlock();
+        heavy_fence();  // as in retire(): a thread leaving from now on sees g_pending
+    } catch (...) {
+        DAPL_TRC(trace::kError, "util", "no memory to retire freed object %p: leaked", d.obj);
+    }
+}
+
 void synchronize() noexcept {
     Pause waiting;  // another thread in synchronize() waits for nobody who waits for it
     each_call_in_flight([](const Wait &w) {
         while (!passed(w)) std::this_thread::yield();
     });
-    // Everything retired before now has passed its grace period: deleted here, or by the
-    // thread running deletions (which runs every due batch before it stops).
+    // Everything retired before now has passed its grace period, and so has what the calls
+    // just waited for retired on their way out (a free racing a dat_ia_close): all of it
+    // goes before this returns, so that a teardown that follows (the device closed, an
+    // EpImpl deleted) comes after every deletion that may use it. Such a late batch may
+    // still wait for calls that began after the look above: looked at again until it went.
+    std::unique_lock lk(g_mu);
+    const std::uint64_t target = g_listed;
     for (;;) {
-        std::unique_lock lk(g_mu);
-        if (!g_runner) {
-            run_due(lk);
-            return;
-        }
+        run_due(lk);  // returns at once while another thread runs deletions
+        if (g_finished >= target) return;
         lk.unlock();
+        each_call_in_flight([](const Wait &w) {
+            while (!passed(w)) std::this_thread::yield();
+        });
         std::this_thread::yield();
+        lk.lock();
     }
 }
 
 std::size_t waiting() noexcept {
     std::lock_guard lk(g_mu);
     std::size_t n = 0;
-    for (const Retired &r : g_retired) n += r.batch.size();
+    for (std::size_t i = g_head; i < g_retired.size(); ++i) n += g_retired[i].batch.size();
     return n;
 }
 

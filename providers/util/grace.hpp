@@ -99,6 +99,9 @@ inline void leave() noexcept {
     if (s == nullptr) [[unlikely]]
         return leave_unslotted();
     s->seq.store(s->seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    // The store before the load, in the code the compiler emits (a release store does not
+    // keep a later load after it): the freeing side's membarrier orders them for the CPU.
+    std::atomic_signal_fence(std::memory_order_seq_cst);
     if (g_pending.load(std::memory_order_relaxed)) [[unlikely]]
         poll();
 }
@@ -148,6 +151,12 @@ template <class T>
 void retire(T *p) noexcept {
     retire(Deferred::of(p));
 }
+// The same, for a caller inside an entry point that holds a lock some deletion may need
+// (the verbs dat_ep_modify holds the EP's lock, and destroying a queue pair may wait for
+// the connection thread, which may wait for that lock): never run here, but on the way
+// out of the calling thread's outermost entry point at the earliest, in order with every
+// other. Outside an entry point, by the next thread that leaves one (or retires).
+void retire_after_call(Deferred d) noexcept;
 
 // Returns once every other thread that is inside an entry point now has returned from
 // it, and every object retired before has been deleted. For a teardown (dat_ia_close)

@@ -20,9 +20,10 @@ void traced(int rc, const char *call) noexcept {
 
 }  // namespace
 
-void retire_qp(ibv_qp *qp) noexcept {
+void retire_replaced_qp(ibv_qp *qp) noexcept {
     if (qp == nullptr) return;
-    util::grace::retire(util::Deferred{qp, [](void *p) { QpDel{}(static_cast<ibv_qp *>(p)); }});
+    util::grace::retire_after_call(
+        util::Deferred{qp, [](void *p) { QpDel{}(static_cast<ibv_qp *>(p)); }});
 }
 
 void retire_srq(ibv_srq *srq) noexcept {

@@ -21,9 +21,12 @@
 
 namespace opendat::verbs {
 
-// A queue pair dat_ep_modify replaced (dat_ep_free retires its EP's last one through the
-// EpImpl, so that impl->qp itself stays unchanged for the posts in flight).
-void retire_qp(ibv_qp *qp) noexcept;
+// A queue pair dat_ep_modify replaced, under the EP's lock: destroyed on the way out of
+// the call at the earliest (grace::retire_after_call), never under that lock, since
+// destroying a queue pair may wait for the connection thread, which may wait for it.
+// (dat_ep_free retires its EP's last one through the EpImpl, so that impl->qp itself stays
+// unchanged for the posts in flight.)
+void retire_replaced_qp(ibv_qp *qp) noexcept;
 void retire_srq(ibv_srq *srq) noexcept;
 void retire_pd(ibv_pd *pd) noexcept;
 

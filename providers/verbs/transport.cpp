@@ -217,6 +217,10 @@ DAT_RETURN VerbsTransport::make_qp(EpImpl *impl, const util::EpConfig &c) {
     // Receives may be posted before the connection exists: INIT accepts them.
     if (qp_reset_to_init(impl) != 0) {
         DAPL_TRC(trace::kError, "verbs", "QP %u to INIT: %s", qp->qp_num, std::strerror(errno));
+        if (srq != nullptr) {  // the SRQ names no queue pair that goes with a failed create
+            std::lock_guard slk(srq->eps_mu);
+            srq->eps.erase(qp->qp_num);
+        }
         return util::kInternal;
     }
     return DAT_SUCCESS;
@@ -293,14 +297,16 @@ DAT_RETURN VerbsTransport::ep_modify(util::Ep *ep, const util::EpConfig &next) n
         rc = util::kNoMemory;
     } catch (...) {
     }
-    // A post that raced this call may have read either queue pair: the one that goes
-    // waits for its grace period (verbs/device_retire.hpp).
+    // The queue pair that goes is retired, not destroyed: what it was made in (an old PZ
+    // or SRQ the EP lets go of) is then destroyed after it (verbs/device_retire.hpp). A
+    // post racing a modify of its own EP is the consumer's misuse all the same: it may
+    // meet the slot rings being replaced.
     if (rc != DAT_SUCCESS) {
         if (impl->qp && impl->srq != nullptr) {
             std::lock_guard slk(impl->srq->eps_mu);
             impl->srq->eps.erase(impl->qp->qp_num);
         }
-        retire_qp(impl->qp.release());
+        retire_replaced_qp(impl->qp.release());
         impl->qp = std::move(old);
         return rc;
     }
@@ -308,7 +314,7 @@ DAT_RETURN VerbsTransport::ep_modify(util::Ep *ep, const util::EpConfig &next) n
         std::lock_guard slk(impl->srq->eps_mu);
         impl->srq->eps.erase(old->qp_num);
     }
-    retire_qp(old.release());
+    retire_replaced_qp(old.release());
     return DAT_SUCCESS;
 }
 

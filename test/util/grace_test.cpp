@@ -284,6 +284,71 @@ TEST_P(Grace, SynchronizeWaitsForADeletionRunningOnAnotherThread) {
     caller.join();
 }
 
+// A free racing a dat_ia_close: the close's synchronize() waits for the free's call, and
+// the free retires on its way out something that waits for a call that began after the
+// close looked. The close tears its transport down when synchronize() returns, so that
+// object must be gone by then (before, synchronize() returned with it still waiting, and
+// the verbs teardown deleted the EpImpl its queue pair's deletion then wrote to).
+TEST_P(Grace, SynchronizeWaitsForWhatTheCallsItWaitedForRetired) {
+    std::atomic<bool> deleted{false}, a_inside{false}, a_go{false}, synced{false};
+    std::atomic<int> c_step{0};  // 1: has its slot; 2: go inside; 3: inside; 4: leave
+    // c takes its slot first, so that a look at the calls in flight meets it before a's
+    // (synchronize waits for each call as it meets it): it is outside when looked at.
+    // Both reuse a slot (made here if need be), taken from the head of the list in order.
+    { InsideACall one, two; }
+    std::thread c([&] {
+        { grace::Guard slot; }
+        c_step.store(1);
+        while (c_step.load() != 2) std::this_thread::sleep_for(1ms);
+        grace::enter();
+        c_step.store(3);
+        while (c_step.load() != 4) std::this_thread::sleep_for(1ms);
+        grace::leave();  // its way out deletes the object
+    });
+    while (c_step.load() != 1) std::this_thread::sleep_for(1ms);
+    std::thread a([&] {
+        grace::enter();
+        a_inside.store(true);
+        while (!a_go.load()) std::this_thread::sleep_for(1ms);
+        grace::retire(new Watched{&deleted});  // waits for c's call
+        grace::leave();
+    });
+    while (!a_inside.load()) std::this_thread::sleep_for(1ms);
+    std::thread closer([&] {
+        grace::synchronize();  // waits for a's call
+        synced.store(true);
+    });
+    std::this_thread::sleep_for(30ms);  // the closer has looked at c (outside) and waits for a
+    c_step.store(2);
+    while (c_step.load() != 3) std::this_thread::sleep_for(1ms);
+    a_go.store(true);
+    a.join();
+    std::this_thread::sleep_for(30ms);
+    EXPECT_FALSE(deleted.load());
+    EXPECT_FALSE(synced.load()) << "synchronize returned while an object retired by a call it "
+                                   "waited for was still waiting";
+    c_step.store(4);
+    c.join();
+    closer.join();
+    EXPECT_TRUE(deleted.load());
+}
+
+// retire_after_call: for a caller holding a lock a deletion may need. Never run inside
+// the call, even with no other call in flight; on its way out.
+TEST_P(Grace, ARetireAfterTheCallRunsOnTheWayOutOfTheCall) {
+    std::atomic<bool> deleted{false};
+    {
+        grace::Guard outer;
+        {
+            grace::Guard nested;
+            grace::retire_after_call(Deferred::of(new Watched{&deleted}));
+        }
+        EXPECT_FALSE(deleted.load()) << "ran inside the call that retired it";
+    }
+    EXPECT_TRUE(deleted.load());
+    EXPECT_EQ(grace::waiting(), 0u);
+}
+
 TEST_P(Grace, ExitedThreadsGiveTheirSlotsToNewOnes) {
     auto run = [] { std::thread([] { grace::Guard g; }).join(); };
     run();
