@@ -192,10 +192,21 @@ void VerbsTransport::break_connection(EpImpl *impl) noexcept {
 // util has moved the EP to UNCONNECTED (dat_ep_reset).
 void VerbsTransport::ep_reset(util::Ep *ep) noexcept {
     auto *impl = static_cast<EpImpl *>(ep->impl);
-    std::lock_guard lk(ep->mu);
-    if (impl->qp && impl->qp->state != IBV_QPS_INIT && qp_reset_to_init(impl) != 0)
-        DAPL_TRC(trace::kError, "verbs", "QP %u back to INIT: %s", impl->qp->qp_num,
-                 std::strerror(errno));
+    IdPtr ended;
+    {
+        std::lock_guard lk(ep->mu);
+        // The ended connection's id goes: its late events are stale from here on. A
+        // connection that ended BROKEN (our own failed completion) or by a failed
+        // rdma_disconnect still gets the CM's DISCONNECTED later (the peer's reply, or
+        // the request's time-out), which would move the queue pair the next connection
+        // uses to ERR and flush the receives posted for it meanwhile.
+        ended = std::move(impl->id);
+        if (impl->qp && impl->qp->state != IBV_QPS_INIT && qp_reset_to_init(impl) != 0)
+            DAPL_TRC(trace::kError, "verbs", "QP %u back to INIT: %s", impl->qp->qp_num,
+                     std::strerror(errno));
+    }
+    // Outside ep->mu: destroying an id waits until its events are acknowledged, and the
+    // CM thread may be waiting for ep->mu with one of them (see on_cm_event).
 }
 
 // --- Passive side ----------------------------------------------------------------------
@@ -477,7 +488,13 @@ void VerbsTransport::on_ep_event(EpImpl *impl, const CmEvent &ev) noexcept {
                                              : DAT_CONNECTION_EVENT_UNREACHABLE);
             break;
         case RDMA_CM_EVENT_DISCONNECTED:
-            qp_to_error(impl);
+            // Only a connection that has not ended yet: after BROKEN (and until the EP is
+            // reset) the queue pair is in ERR already, and it must not be touched for a
+            // connection that is over.
+            if (ep->state == DAT_EP_STATE_CONNECTED ||
+                ep->state == DAT_EP_STATE_DISCONNECT_PENDING ||
+                ep->state == DAT_EP_STATE_COMPLETION_PENDING)
+                qp_to_error(impl);
             if (!impl->disconnect_sent) {
                 impl->disconnect_sent = true;
                 rdma_disconnect(id);  // the reply the peer waits for

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -990,6 +991,74 @@ TEST(Conformance, ResetAndReconnect) {
         EXPECT_EQ(disc, DAT_CONNECTION_EVENT_DISCONNECTED);
         ASSERT_EQ(dat_ep_reset(s.ep), DAT_SUCCESS);
     }
+    EXPECT_EQ(reap(pid), 0);
+}
+
+// A connection that ended BROKEN, the EP reset, and a receive posted for the next
+// connection: the receive stays posted. Here the connection breaks on our own side (a
+// message longer than our receive), which we know first. On RC the old connection's CM
+// still reports its end after BROKEN (the peer's reply to our disconnect request); before,
+// that late event moved the reset queue pair to ERR and flushed the receive, with no event
+// on the connection EVD, so the next peer's messages would never be taken.
+TEST(Conformance, AReceivePostedAfterAResetOutlivesTheOldConnectionsEnd) {
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node c;
+        Buffer b;
+        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+        CHILD_CHECK(c.reg(&b, 64) == DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(ch.recv(&qual));
+        DAT_LMR_TRIPLET one = b.iov(0, 1);  // the peer's 64 bytes do not fit
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = 1;
+        CHILD_CHECK(dat_ep_post_recv(c.ep, 1, &one, ck, DAT_COMPLETION_DEFAULT_FLAG) ==
+                    DAT_SUCCESS);
+        DAT_EVENT_NUMBER outcome;
+        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
+                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        DAT_EVENT ev;
+        CHILD_CHECK(c.next(c.recv_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS);
+        CHILD_CHECK(c.next(c.conn_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_number == DAT_CONNECTION_EVENT_BROKEN ||
+                    ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED);
+        // At once, before the old connection's last CM event can arrive.
+        CHILD_CHECK(dat_ep_reset(c.ep) == DAT_SUCCESS);
+        DAT_LMR_TRIPLET whole = b.iov();
+        ck.as_64 = 2;
+        CHILD_CHECK(dat_ep_post_recv(c.ep, 1, &whole, ck, DAT_COMPLETION_DEFAULT_FLAG) ==
+                    DAT_SUCCESS);
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        DAT_RETURN rc = dat_evd_dequeue(c.recv_evd, &ev);
+        if (rc == DAT_SUCCESS)
+            std::fprintf(stderr, "the receive came back, status %d\n",
+                         static_cast<int>(ev.event_data.dto_completion_event_data.status));
+        CHILD_CHECK(DAT_GET_TYPE(rc) == DAT_QUEUE_EMPTY);
+        DAT_EP_STATE state;
+        DAT_BOOLEAN recv_idle = DAT_TRUE, req_idle = DAT_TRUE;
+        CHILD_CHECK(dat_ep_get_status(c.ep, &state, &recv_idle, &req_idle) == DAT_SUCCESS);
+        CHILD_CHECK(state == DAT_EP_STATE_UNCONNECTED && recv_idle == DAT_FALSE);
+        CHILD_CHECK(dat_evd_dequeue(c.conn_evd, &ev) != DAT_SUCCESS);  // nothing more
+        return 0;
+    });
+    ch.parent_side();
+    Node s;
+    Buffer b;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    ASSERT_EQ(s.reg(&b, 64), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    ASSERT_TRUE(ch.send(qual));
+    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
+    DAT_LMR_TRIPLET iov = b.iov();
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = 3;
+    ASSERT_EQ(dat_ep_post_send(s.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);  // its end, whichever way
     EXPECT_EQ(reap(pid), 0);
 }
 
