@@ -852,16 +852,9 @@ TEST(Conformance, PollingPingPong) {
         CHILD_CHECK(rc == 0);
         return 0;
     });
-    ch.parent_side();
     Node s;
     Buffer b;
-    ASSERT_EQ(s.open(), DAT_SUCCESS);
-    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
-    ASSERT_EQ(s.reg(&b, 128), DAT_SUCCESS);
-    DAT_CONN_QUAL qual = 0;
-    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
-    ASSERT_TRUE(ch.send(qual));
-    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
+    ASSERT_TRUE(parent_accepts(ch, s, &b, 128));
     EXPECT_EQ(pingpong(s, b, kRounds, false), 0);
     EXPECT_EQ(reap(pid), 0);
 }
@@ -1043,16 +1036,9 @@ TEST(Conformance, AReceivePostedAfterAResetOutlivesTheOldConnectionsEnd) {
         CHILD_CHECK(dat_evd_dequeue(c.conn_evd, &ev) != DAT_SUCCESS);  // nothing more
         return 0;
     });
-    ch.parent_side();
     Node s;
     Buffer b;
-    ASSERT_EQ(s.open(), DAT_SUCCESS);
-    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
-    ASSERT_EQ(s.reg(&b, 64), DAT_SUCCESS);
-    DAT_CONN_QUAL qual = 0;
-    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
-    ASSERT_TRUE(ch.send(qual));
-    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
+    ASSERT_TRUE(parent_accepts(ch, s, &b, 64));
     DAT_LMR_TRIPLET iov = b.iov();
     DAT_DTO_COOKIE ck;
     ck.as_64 = 3;

@@ -308,6 +308,22 @@ int connected_pair(Node &s, Channel &ch) {
     return ch.recv(&ready) ? pid : -pid;
 }
 
+bool parent_accepts(Channel &ch, Node &s, Buffer *b, std::size_t size) {
+    ch.parent_side();
+    DAT_CONN_QUAL qual = 0;
+    const char *failed = nullptr;
+    if (s.open() != DAT_SUCCESS || s.make_ep() != DAT_SUCCESS)
+        failed = "open or make_ep";
+    else if (s.reg(b, size) != DAT_SUCCESS)
+        failed = "reg";
+    else if (s.listen(&qual) != DAT_SUCCESS || !ch.send(qual))
+        failed = "listen";
+    else if (s.accept_one() != DAT_SUCCESS)
+        failed = "accept";
+    if (failed != nullptr) std::fprintf(stderr, "parent: %s failed\n", failed);
+    return failed == nullptr;
+}
+
 bool child_connects(Channel &ch, Node &c, Buffer *b, std::size_t size) {
     ch.child_side();
     if (c.open() != DAT_SUCCESS || c.make_ep() != DAT_SUCCESS) {

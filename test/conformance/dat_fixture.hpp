@@ -134,6 +134,10 @@ int connected_pair(Node &s, Channel &ch);
 // with an EP, registers `b` (`size` bytes), receives the parent's qualifier and connects.
 // False (with the failed step printed) if any step fails.
 bool child_connects(Channel &ch, Node &c, Buffer *b, std::size_t size);
+// The parent's side of child_connects: takes its end of `ch`, opens `s` with an EP,
+// registers `b` (`size` bytes), listens, sends the qualifier and accepts. False (with the
+// failed step printed) if any step fails.
+bool parent_accepts(Channel &ch, Node &s, Buffer *b, std::size_t size);
 // Waits for the child; returns its exit status (or 128+signal).
 int reap(int pid, int timeout_s = 30);
 
