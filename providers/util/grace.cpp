@@ -270,9 +270,14 @@ void leave_unslotted() noexcept {
     if (g_pending.load(std::memory_order_relaxed)) poll();
 }
 
+// Takes the lock, not just tries it: a thread that gave up because another held it (a
+// retire looking at the list, which read our slot before we left) would leave the batch
+// that waited for it, and with deletions in order every later one, to some later call.
+// The lock is held only for looks at the list (run_due lets go of it while deleting), and
+// this runs only while something waits (g_pending).
 void poll() noexcept {
-    std::unique_lock lk(g_mu, std::try_to_lock);
-    if (lk.owns_lock()) run_due(lk);
+    std::unique_lock lk(g_mu);
+    run_due(lk);
 }
 
 }  // namespace detail
@@ -335,6 +340,13 @@ void retire_after_call(Deferred d) noexcept {
         std::vector<Deferred> one{d};
         std::vector<Wait> waits;
         each_call_in_flight([&](const Wait &w) { waits.push_back(w); });
+        // And for the caller's own call: a runner on another thread must not run it while
+        // the caller still holds what the deletion may need.
+        if (t_state.depth > 0)
+            waits.push_back(
+                t_state.slot != nullptr
+                    ? Wait{t_state.slot, t_state.slot->seq.load(std::memory_order_relaxed)}
+                    : Wait{nullptr, 0});
         std::unique_lock lk(g_mu);
         if (g_exiting) return;  // at exit: leaked (ReleaseAtExit)
         g_retired.emplace_back(std::move(one), std::move(waits));

@@ -14,16 +14,19 @@
 // magic dies: no call that starts later gets past the check), then hands the deletion to
 // retire(), which notes the slots of the other threads inside a call at that moment and
 // deletes once each has moved on. That is usually at once (no other thread in a call);
-// else the last of those threads to return deletes it on its way out.
+// else a thread that returns later deletes it on its way out, once every batch retired
+// before it has gone (deletions run one at a time, in retire order).
 //
 // Cost on the hot path: two plain stores to the thread's own slot. The ordering that a
 // reader would otherwise pay a full fence for is paid by the freeing side, rarely, with
 // one membarrier(2) (every running thread of the process executes a barrier); where the
-// kernel refuses membarrier, readers fence themselves (an atomic exchange).
+// kernel refuses membarrier, readers fence themselves on the way in and out.
 //
 // Rules: a thread must not block for long inside a Guard (dat_evd_wait and dat_cno_wait
-// sleep in a Pause, protected by their own wait counts); and retire() is for objects the
-// calling thread no longer uses.
+// sleep in a Pause, protected by their own wait counts); retire() is for objects the
+// calling thread no longer uses; and a deletion may run on any thread that finds it due
+// (in a call's way out, or a retire made under a lock): it takes no lock a retiring
+// thread may hold, and never calls synchronize().
 #pragma once
 
 #include <atomic>
@@ -61,6 +64,16 @@ extern std::atomic<std::uint64_t> g_unslotted;
 Slot *register_thread() noexcept;
 void leave_unslotted() noexcept;
 void poll() noexcept;  // deletes what has waited long enough
+// leave()'s full fence where there is no membarrier (ThreadSanitizer takes no fences: an
+// atomic read-modify-write there).
+inline void fence_after_leaving() noexcept {
+#if defined(__SANITIZE_THREAD__)
+    static std::atomic<int> word{0};
+    word.fetch_add(0, std::memory_order_seq_cst);
+#else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
 }  // namespace detail
 
 // Marks the calling thread inside an entry point (nests).
@@ -101,7 +114,13 @@ inline void leave() noexcept {
     s->seq.store(s->seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     // The store before the load, in the code the compiler emits (a release store does not
     // keep a later load after it): the freeing side's membarrier orders them for the CPU.
-    std::atomic_signal_fence(std::memory_order_seq_cst);
+    // Without membarrier, a fence does: else a retire that looks at our slot while our
+    // store waits in the store buffer, and our look at g_pending that misses its batch,
+    // would leave the batch (and every later one) for some later call to run.
+    if (g_asymmetric) [[likely]]
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+    else
+        detail::fence_after_leaving();
     if (g_pending.load(std::memory_order_relaxed)) [[unlikely]]
         poll();
 }

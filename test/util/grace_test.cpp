@@ -349,6 +349,50 @@ TEST_P(Grace, ARetireAfterTheCallRunsOnTheWayOutOfTheCall) {
     EXPECT_EQ(grace::waiting(), 0u);
 }
 
+// Whoever runs the list: a retire on another thread (which runs what is due) does not run
+// a deletion retired after the call while that call is still under way.
+TEST_P(Grace, ARetireAfterTheCallWaitsForItsCallerWhoeverRunsTheList) {
+    std::atomic<bool> deleted{false}, later{false};
+    {
+        grace::Guard call;
+        grace::retire_after_call(Deferred::of(new Watched{&deleted}));
+        std::thread([&] { grace::retire(new Watched{&later}); }).join();
+        EXPECT_FALSE(deleted.load()) << "another thread's retire ran it inside the call";
+        EXPECT_FALSE(later.load()) << "a later retire overtook it";
+    }
+    EXPECT_TRUE(deleted.load());
+    EXPECT_TRUE(later.load());
+    EXPECT_EQ(grace::waiting(), 0u);
+}
+
+// A thread leaves its call while another retires an object that waits for it and looks
+// at once whether it is due: whichever way they meet, the object goes before both have
+// returned (the leaving thread's look is not lost when the retiring one holds the lock).
+TEST_P(Grace, AThreadLeavingWhileTheListIsLookedAtRunsWhatWaitedForIt) {
+    int stuck = 0;
+    for (int round = 0; round < 2000; ++round) {
+        std::atomic<bool> inside{false}, go{false}, deleted{false};
+        std::thread caller([&] {
+            grace::Guard g;
+            inside.store(true);
+            while (!go.load()) {
+            }
+        });
+        while (!inside.load()) {
+        }
+        auto *obj = new Watched{&deleted};
+        go.store(true);
+        grace::retire(obj);  // waits for `caller`, which is leaving now
+        caller.join();
+        if (!deleted.load()) {
+            ++stuck;
+            grace::Guard nudge;  // the next call anywhere runs it: clean up for the next round
+        }
+    }
+    EXPECT_EQ(stuck, 0) << "rounds whose object waited for some later call to go";
+    EXPECT_EQ(grace::waiting(), 0u);
+}
+
 TEST_P(Grace, ExitedThreadsGiveTheirSlotsToNewOnes) {
     auto run = [] { std::thread([] { grace::Guard g; }).join(); };
     run();
