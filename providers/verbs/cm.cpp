@@ -133,8 +133,9 @@ DAT_RETURN VerbsTransport::ep_connect(util::Ep *ep, const sockaddr *remote, DAT_
     }
     // After ep->mu (the CM thread takes the two locks one at a time, never nested).
     if (rc == DAT_SUCCESS && deadline != 0) queue_connect_deadline(impl, deadline);
-    return rc;  // `old` (a previous connection's id) and `failed` are destroyed here, outside
-                // ep->mu
+    end_id(std::move(old));  // a previous connection's id
+    end_id(std::move(failed));
+    return rc;
 }
 
 DAT_RETURN VerbsTransport::ep_disconnect(util::Ep *ep, DAT_CLOSE_FLAGS flags) noexcept {
@@ -172,6 +173,7 @@ DAT_RETURN VerbsTransport::ep_disconnect(util::Ep *ep, DAT_CLOSE_FLAGS flags) no
                 return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);
         }
     }
+    end_id(std::move(abandoned));
     return DAT_SUCCESS;
 }
 
@@ -201,12 +203,13 @@ void VerbsTransport::ep_reset(util::Ep *ep) noexcept {
         // the request's time-out), which would move the queue pair the next connection
         // uses to ERR and flush the receives posted for it meanwhile.
         ended = std::move(impl->id);
+        // Requests posted from here on belong to the next connection (EpImpl::connection).
+        impl->connection.fetch_add(1, std::memory_order_relaxed);
         if (impl->qp && impl->qp->state != IBV_QPS_INIT && qp_reset_to_init(impl) != 0)
             DAPL_TRC(trace::kError, "verbs", "QP %u back to INIT: %s", impl->qp->qp_num,
                      std::strerror(errno));
     }
-    // Outside ep->mu: destroying an id waits until its events are acknowledged, and the
-    // CM thread may be waiting for ep->mu with one of them (see on_cm_event).
+    end_id(std::move(ended));
 }
 
 // --- Passive side ----------------------------------------------------------------------
@@ -309,6 +312,8 @@ DAT_RETURN VerbsTransport::cr_accept(util::Cr *cr, util::Ep *ep, DAT_COUNT pdata
     if (rc != DAT_SUCCESS && cri->id) rdma_reject(cri->id.get(), nullptr, 0);
     cri->id.reset();
     park(cri);
+    end_id(std::move(old));
+    end_id(std::move(refused));
     return rc;
 }
 

@@ -66,6 +66,9 @@ struct WrSlot {
     // A receive posted to a shared receive queue (srq.hpp): `owner` is unknown until the
     // completion names the queue pair that took it.
     SrqImpl *srq = nullptr;
+    // Which connection of its EP the request was posted on (EpImpl::connection): a
+    // failure of one that has ended is not the current connection's.
+    std::uint32_t connection = 0;
 };
 
 // A ring of slots used round-robin. It is twice the queue pair's capacity so that a slot
@@ -95,6 +98,10 @@ struct EpImpl : CmCtx {
     SrqImpl *srq = nullptr;  // dat_ep_create_with_srq: its receives come from there
     std::uint32_t max_inline = 0;
     std::atomic<bool> dead{false};  // dat_ep_free'd: completions still in a CQ are dropped
+    // Counts the connections the queue pair has served: dat_ep_reset starts the next. A
+    // request's slot keeps the count it was posted under, so a failed completion of an
+    // ended connection, polled after the EP connected again, does not break the new one.
+    std::atomic<std::uint32_t> connection{0};
     // When the pending dat_ep_connect gives up (steady clock, ms); 0 = never. Written by
     // ep_connect under ep->mu; the CM thread compares it with the deadline it queued, so a
     // deadline of an earlier attempt never ends a later one (connect_timer.cpp).

@@ -135,6 +135,7 @@ VerbsTransport::~VerbsTransport() {
         [[maybe_unused]] ssize_t n = ::write(stop_.get(), &one, sizeof one);
         thread_.join();
     }
+    destroy_ended_ids();  // before the channel they were made on
     // Objects the consumer did not free: release their verbs resources (the DAT objects
     // themselves stay, their handles are dead with the IA).
     for (EpImpl *e : eps_) delete e;
@@ -201,6 +202,13 @@ DAT_RETURN VerbsTransport::make_qp(EpImpl *impl, const util::EpConfig &c) {
     SlotRing sq, rq;
     sq.init(impl, qa.cap.max_send_wr, false);
     rq.init(impl, qa.cap.max_recv_wr, true);
+    // Receives may be posted before the connection exists: INIT accepts them. Done before
+    // the EP takes anything of the new queue pair, so that a failure leaves it as it was
+    // (dat_ep_modify keeps the old queue pair, with its own slot rings).
+    if (qp_reset_to_init(qp) != 0) {
+        DAPL_TRC(trace::kError, "verbs", "QP %u to INIT: %s", qp->qp_num, std::strerror(errno));
+        return util::kInternal;
+    }
     if (srq != nullptr) {
         std::lock_guard slk(srq->eps_mu);
         srq->eps[qp->qp_num] = impl;
@@ -214,15 +222,6 @@ DAT_RETURN VerbsTransport::make_qp(EpImpl *impl, const util::EpConfig &c) {
     impl->rq.mask = rq.mask;
     impl->srq = srq;
     if (at.recv_completion_flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG) rcq->set_solicited_only();
-    // Receives may be posted before the connection exists: INIT accepts them.
-    if (qp_reset_to_init(impl) != 0) {
-        DAPL_TRC(trace::kError, "verbs", "QP %u to INIT: %s", qp->qp_num, std::strerror(errno));
-        if (srq != nullptr) {  // the SRQ names no queue pair that goes with a failed create
-            std::lock_guard slk(srq->eps_mu);
-            srq->eps.erase(qp->qp_num);
-        }
-        return util::kInternal;
-    }
     return DAT_SUCCESS;
 }
 
@@ -297,19 +296,15 @@ DAT_RETURN VerbsTransport::ep_modify(util::Ep *ep, const util::EpConfig &next) n
         rc = util::kNoMemory;
     } catch (...) {
     }
+    // A make_qp that failed changed nothing of the EP: it keeps the old queue pair.
+    if (rc != DAT_SUCCESS) {
+        impl->qp = std::move(old);
+        return rc;
+    }
     // The queue pair that goes is retired, not destroyed: what it was made in (an old PZ
     // or SRQ the EP lets go of) is then destroyed after it (verbs/device_retire.hpp). A
     // post racing a modify of its own EP is the consumer's misuse all the same: it may
     // meet the slot rings being replaced.
-    if (rc != DAT_SUCCESS) {
-        if (impl->qp && impl->srq != nullptr) {
-            std::lock_guard slk(impl->srq->eps_mu);
-            impl->srq->eps.erase(impl->qp->qp_num);
-        }
-        retire_replaced_qp(impl->qp.release());
-        impl->qp = std::move(old);
-        return rc;
-    }
     if (old && impl->srq != nullptr) {
         std::lock_guard slk(impl->srq->eps_mu);
         impl->srq->eps.erase(old->qp_num);
@@ -357,17 +352,20 @@ void VerbsTransport::ep_idle(util::Ep *ep, bool *recv_idle, bool *request_idle) 
 }
 
 int VerbsTransport::qp_reset_to_init(EpImpl *impl) noexcept {
+    return qp_reset_to_init(impl->qp.get());
+}
+
+int VerbsTransport::qp_reset_to_init(ibv_qp *qp) noexcept {
     ibv_qp_attr qa{};
     qa.qp_state = IBV_QPS_RESET;
-    if (impl->qp->state != IBV_QPS_RESET && ibv_modify_qp(impl->qp.get(), &qa, IBV_QP_STATE) != 0)
-        return -1;
+    if (qp->state != IBV_QPS_RESET && ibv_modify_qp(qp, &qa, IBV_QP_STATE) != 0) return -1;
     qa = ibv_qp_attr{};
     qa.qp_state = IBV_QPS_INIT;
     qa.pkey_index = 0;
     qa.port_num = dev_.port;
     qa.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
                          IBV_ACCESS_REMOTE_ATOMIC;
-    return ibv_modify_qp(impl->qp.get(), &qa,
+    return ibv_modify_qp(qp, &qa,
                          IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 }
 
@@ -410,6 +408,7 @@ void VerbsTransport::cm_thread() noexcept {
             return;
         }
         if (fds[2].revents != 0) return;
+        destroy_ended_ids();  // no event of ours in hand here (end_id)
         if (fds[0].revents != 0) {
             rdma_cm_event *ev = nullptr;
             while (rdma_get_cm_event(ch_.get(), &ev) == 0) on_cm_event(ev);
@@ -420,6 +419,32 @@ void VerbsTransport::cm_thread() noexcept {
             [[maybe_unused]] ssize_t r = ::read(wake_.get(), &n, sizeof n);
         }
     }
+}
+
+void VerbsTransport::end_id(IdPtr id) noexcept {
+    if (!id) return;
+    {
+        std::lock_guard lk(ended_mu_);
+        try {
+            ended_ids_.push_back(id.get());
+            id.release();
+        } catch (...) {
+            // Out of memory: destroyed here after all (the narrow case on_cm_event guards
+            // against comes back, nothing worse).
+        }
+    }
+    std::uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(wake_.get(), &one, sizeof one);
+}
+
+void VerbsTransport::destroy_ended_ids() noexcept {
+    std::vector<rdma_cm_id *> ended;
+    {
+        std::lock_guard lk(ended_mu_);
+        ended.swap(ended_ids_);
+    }
+    // This thread acknowledged every event it took: rdma_destroy_id does not wait.
+    for (rdma_cm_id *id : ended) rdma_destroy_id(id);
 }
 
 void VerbsTransport::on_async_event() noexcept {

@@ -122,6 +122,7 @@ class VerbsTransport final : public util::Transport {
     // DAT_CONNECTION_EVENT_BROKEN here. Any thread; takes ep->mu.
     void break_connection(EpImpl *impl) noexcept;
     int qp_reset_to_init(EpImpl *impl) noexcept;
+    int qp_reset_to_init(ibv_qp *qp) noexcept;
     DAT_RETURN make_qp(EpImpl *impl, const util::EpConfig &c);  // may throw
 
     CqAgentWatch &agent_watch() noexcept { return agent_watch_; }
@@ -139,6 +140,15 @@ class VerbsTransport final : public util::Transport {
     void on_ep_event(EpImpl *impl, const CmEvent &ev) noexcept;
     void park(CrImpl *cr) noexcept;
     void on_async_event() noexcept;
+    // An id a consumer call ended (a reset, a replaced or abandoned connect, a failed
+    // accept) is destroyed by the CM thread, between two events, not by the caller. The
+    // CM thread tells a stale event from a current one by the id's address (on_cm_event),
+    // and it may hold an acknowledged event of the ended id while it waits for ep->mu: an
+    // id destroyed at once could give its address to the EP's next id, and that late event
+    // would then act on the new connection. Once the CM thread has destroyed it, it holds
+    // no event of it, and none comes.
+    void end_id(IdPtr id) noexcept;
+    void destroy_ended_ids() noexcept;  // the CM thread, and the destructor after it
 
     util::Ia *const ia_;
     // Destruction order: ids (in the objects below and in dev_) before the channel.
@@ -158,6 +168,8 @@ class VerbsTransport final : public util::Transport {
         std::int64_t at_ms;
     };
     std::vector<Deadline> deadlines_;
+    std::mutex ended_mu_;  // ended_ids_ (end_id); never held with another lock
+    std::vector<rdma_cm_id *> ended_ids_;
     // Freed EPs (their EpImpl, then util's Ep), service points and CRs: an EP's slots may
     // still be named by completions in a CQ, and the CM thread may still hold any of them;
     // freed with the transport (after its thread stopped).

@@ -1048,6 +1048,93 @@ TEST(Conformance, AReceivePostedAfterAResetOutlivesTheOldConnectionsEnd) {
     EXPECT_EQ(reap(pid), 0);
 }
 
+// A request that failed on a connection that has ended, its completion still queued when
+// the EP is reset and connected again: dequeued on the new connection, it reports its own
+// failure and leaves the new connection standing. On RC the failed completion waits in the
+// device's queue until it is polled; before, polling it broke whatever connection the
+// queue pair served by then.
+TEST(Conformance, AnOldConnectionsFailedRequestDoesNotBreakTheNextConnection) {
+    if (!traits().rdma) SKIP_UNSUPPORTED("no RDMA (max_rdma_size is 0)");
+    // The bad write must complete in error: RC always, tcp under delayed_ack.
+    if (!traits().rc && !traits().delayed_ack)
+        SKIP_UNSUPPORTED("needs write completions that wait for the target (delayed_ack)");
+    Channel ch;
+    int pid = spawn([&] {
+        ch.child_side();
+        Node c;
+        Buffer b;
+        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
+        CHILD_CHECK(c.reg(&b, 64) == DAT_SUCCESS);
+        if (!traits().rc) CHILD_CHECK(set_delayed_ack(c.ep, true) == DAT_SUCCESS);
+        DAT_CONN_QUAL qual;
+        CHILD_CHECK(ch.recv(&qual));
+        DAT_EVENT_NUMBER outcome;
+        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
+                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        // A write through a key the peer never issued: the peer refuses it.
+        DAT_LMR_TRIPLET iov = b.iov(0, 8);
+        DAT_RMR_TRIPLET bogus{0x10000, 8, 0x0BAD0BADu};
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = 7;
+        CHILD_CHECK(dat_ep_post_rdma_write(c.ep, 1, &iov, ck, &bogus,
+                                           DAT_COMPLETION_DEFAULT_FLAG) == DAT_SUCCESS);
+        // Time for the refusal to come back, so that the disconnect does not flush the
+        // write first. Its completion is left where it is.
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        DAT_EVENT_NUMBER end;
+        CHILD_CHECK(c.disconnect_and_wait(DAT_CLOSE_ABRUPT_FLAG, &end) == DAT_SUCCESS);
+        CHILD_CHECK(end == DAT_CONNECTION_EVENT_BROKEN || end == DAT_CONNECTION_EVENT_DISCONNECTED);
+        CHILD_CHECK(dat_ep_reset(c.ep) == DAT_SUCCESS);
+        int go = 0;
+        CHILD_CHECK(ch.recv(&go));  // the server is ready for the next connection
+        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
+                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        DAT_EVENT ev;
+        CHILD_CHECK(c.next(c.req_evd, &ev) == DAT_SUCCESS);
+        const auto &old = ev.event_data.dto_completion_event_data;
+        CHILD_CHECK(old.user_cookie.as_64 == 7u);
+        if (old.status != DAT_DTO_ERR_REMOTE_ACCESS)
+            std::fprintf(stderr, "the old write completed with status %d\n",
+                         static_cast<int>(old.status));
+        CHILD_CHECK(old.status == DAT_DTO_ERR_REMOTE_ACCESS);
+        // The new connection carries a message.
+        b.mem[0] = 0x42;
+        iov = b.iov(0, 1);
+        ck.as_64 = 8;
+        CHILD_CHECK(dat_ep_post_send(c.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG) ==
+                    DAT_SUCCESS);
+        CHILD_CHECK(c.next(c.req_evd, &ev) == DAT_SUCCESS);
+        CHILD_CHECK(ev.event_data.dto_completion_event_data.user_cookie.as_64 == 8u &&
+                    ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS);
+        CHILD_CHECK(c.next(c.conn_evd, &ev) == DAT_SUCCESS);  // the server's end, not ours
+        if (ev.event_number != DAT_CONNECTION_EVENT_DISCONNECTED)
+            std::fprintf(stderr, "the new connection ended with event 0x%x\n",
+                         static_cast<unsigned>(ev.event_number));
+        CHILD_CHECK(ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED);
+        return 0;
+    });
+    Node s;
+    Buffer b;
+    ASSERT_TRUE(parent_accepts(ch, s, &b, 64));
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);  // the first connection's end
+    ASSERT_EQ(dat_ep_reset(s.ep), DAT_SUCCESS);
+    DAT_LMR_TRIPLET iov = b.iov();
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = 9;
+    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &iov, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    ASSERT_TRUE(ch.send(1));
+    ASSERT_EQ(s.accept_one(), DAT_SUCCESS);
+    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.transfered_length, 1u);
+    EXPECT_EQ(b.mem[0], 0x42);
+    DAT_EVENT_NUMBER disc;
+    ASSERT_EQ(s.disconnect_and_wait(DAT_CLOSE_ABRUPT_FLAG, &disc), DAT_SUCCESS);
+    EXPECT_EQ(disc, DAT_CONNECTION_EVENT_DISCONNECTED);
+    EXPECT_EQ(reap(pid), 0);
+}
+
 // A memory window bound to part of an LMR: remote writes inside it land, one beyond it is
 // refused although the LMR covers it; the bind completion arrives on the request EVD, and
 // unbinding revokes a window's context. Windows are bound on the connected EP (a queue
