@@ -94,14 +94,21 @@ void on_thread_exit(void *p) noexcept {
     t_state.depth = 0;
     // A thread that ended inside a call (pthread_exit from an agent, a cancellation):
     // its call is over.
-    if (const std::uint64_t v = s->seq.load(std::memory_order_relaxed); v & 1u)
-        s->seq.store(v + 1, std::memory_order_release);
+    const std::uint64_t v = s->seq.load(std::memory_order_relaxed);
+    if (v & 1u) s->seq.store(v + 1, std::memory_order_release);
     s->owned.store(false, std::memory_order_release);  // for the next thread to take
+    // As leave(): what waited for that call is due now, and nobody else may come by soon.
+    if (v & 1u) {
+        detail::fence_after_leaving();
+        if (g_pending.load(std::memory_order_relaxed)) detail::poll();
+    }
 }
 
 // In a fork's child only the forking thread lives: the others' calls ended with them.
 // The child is a new memory map, which membarrier knows nothing of yet: registered again
 // (or readers fence from now on; no other thread is inside a call to mind the change).
+// (While the fork is under way g_mu is held: an atfork handler of the application's that
+// called a DAT entry point then, with a deletion pending, would wait for it for ever.)
 void on_fork_prepare() noexcept {
     g_mu.lock();  // the list of retired objects is whole in the child
 }
@@ -267,6 +274,7 @@ Slot *register_thread() noexcept {
 
 void leave_unslotted() noexcept {
     g_unslotted.fetch_sub(1, std::memory_order_release);
+    fence_after_leaving();  // the count before the look, as leave() (the store-buffer case)
     if (g_pending.load(std::memory_order_relaxed)) poll();
 }
 

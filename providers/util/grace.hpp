@@ -174,7 +174,9 @@ void retire(T *p) noexcept {
 // (the verbs dat_ep_modify holds the EP's lock, and destroying a queue pair may wait for
 // the connection thread, which may wait for that lock): never run here, but on the way
 // out of the calling thread's outermost entry point at the earliest, in order with every
-// other. Outside an entry point, by the next thread that leaves one (or retires).
+// other. Outside an entry point, by the next thread that leaves one (or retires). The
+// caller must not Pause (nor synchronize) later in the same call: a Pause ends the call
+// as far as the wait is concerned, and its leave() could run the deletion right there.
 void retire_after_call(Deferred d) noexcept;
 
 // Returns once every other thread that is inside an entry point now has returned from

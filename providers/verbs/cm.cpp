@@ -177,12 +177,20 @@ DAT_RETURN VerbsTransport::ep_disconnect(util::Ep *ep, DAT_CLOSE_FLAGS flags) no
     return DAT_SUCCESS;
 }
 
-void VerbsTransport::break_connection(EpImpl *impl) noexcept {
+void VerbsTransport::break_connection(EpImpl *impl,
+                                      std::optional<std::uint32_t> connection) noexcept {
     util::Ep *ep = impl->ep;
     std::lock_guard lk(ep->mu);
     if (impl->dead.load() ||
         (ep->state != DAT_EP_STATE_CONNECTED && ep->state != DAT_EP_STATE_DISCONNECT_PENDING))
         return;
+    if (connection && *connection != impl->connection.load(std::memory_order_relaxed)) {
+        DAPL_TRC(trace::kInfo, "verbs",
+                 "EP %p: the failed request was posted on a connection that has ended: the "
+                 "current one stays",
+                 static_cast<void *>(ep));
+        return;
+    }
     qp_to_error(impl);
     if (!impl->disconnect_sent && impl->id) {
         impl->disconnect_sent = true;

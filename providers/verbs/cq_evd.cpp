@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <new>
 
 #include <dat2/dat_ib_extensions.h>
@@ -71,15 +72,15 @@ bool CqEvd::convert(const ibv_wc &wc, DAT_EVENT *out) noexcept {
     if (st == DAT_DTO_SUCCESS && slot->suppress) return false;
     // A failed (not flushed) request has put the QP in error: the connection is broken.
     // Unless it was posted on a connection that has ended since (the EP was reset, and may
-    // be connected again): that one is over already, and the QP serves the next.
+    // be connected again): that one is over already, and the QP serves the next. Decided
+    // under the EP's lock, where a reset starts the next connection.
     if (st != DAT_DTO_SUCCESS && st != DAT_DTO_ERR_FLUSHED) {
+        DAPL_TRC(trace::kWarn, "verbs", "EP %p: work request failed: %s (vendor error 0x%x)",
+                 static_cast<void *>(owner->ep), ibv_wc_status_str(wc.status), wc.vendor_err);
         // A shared receive's slot names no EP at post time: it counts as current.
-        const bool current = slot->srq != nullptr ||
-                             slot->connection == owner->connection.load(std::memory_order_relaxed);
-        DAPL_TRC(trace::kWarn, "verbs", "EP %p: work request failed: %s (vendor error 0x%x)%s",
-                 static_cast<void *>(owner->ep), ibv_wc_status_str(wc.status), wc.vendor_err,
-                 current ? "" : " on a connection that has ended");
-        if (current) owner->tr->break_connection(owner);
+        owner->tr->break_connection(owner, slot->srq != nullptr
+                                               ? std::nullopt
+                                               : std::optional<std::uint32_t>(slot->connection));
     }
     std::memset(out, 0, offsetof(DAT_EVENT, event_extension_data));
     out->evd_handle = evd_;

@@ -239,8 +239,23 @@ DAT_RETURN VerbsTransport::ep_create(util::Ep *ep) noexcept {
             c.attr = ep->attr;
             if (DAT_RETURN rc = make_qp(impl.get(), c); rc != DAT_SUCCESS) return rc;
         }
-        std::lock_guard lk(mu_);
-        eps_.insert(impl.get());
+        bool listed = false;
+        {
+            std::lock_guard lk(mu_);
+            try {
+                eps_.insert(impl.get());
+                listed = true;
+            } catch (...) {
+            }
+        }
+        if (!listed) {
+            // The SRQ must not name the EpImpl that goes with the failed create.
+            if (impl->srq != nullptr && impl->qp) {
+                std::lock_guard slk(impl->srq->eps_mu);
+                impl->srq->eps.erase(impl->qp->qp_num);
+            }
+            return util::kNoMemory;
+        }
         ep->impl = impl.release();
         return DAT_SUCCESS;
     })
@@ -402,13 +417,15 @@ void VerbsTransport::cm_thread() noexcept {
                      {stop_.get(), POLLIN, 0},
                      {wake_.get(), POLLIN, 0}};
     for (;;) {
+        // Here, before the look: an id ended while we handled the last round has woken
+        // wake_, which the round may have drained already (end_id). No event in hand.
+        destroy_ended_ids();
         if (::poll(fds, 4, expire_connect_deadlines()) < 0) {
             if (errno == EINTR) continue;
             DAPL_TRC(trace::kError, "verbs", "CM thread poll: %s", std::strerror(errno));
             return;
         }
         if (fds[2].revents != 0) return;
-        destroy_ended_ids();  // no event of ours in hand here (end_id)
         if (fds[0].revents != 0) {
             rdma_cm_event *ev = nullptr;
             while (rdma_get_cm_event(ch_.get(), &ev) == 0) on_cm_event(ev);

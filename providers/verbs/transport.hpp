@@ -9,6 +9,7 @@
 #pragma once
 
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_set>
 #include <vector>
@@ -119,8 +120,10 @@ class VerbsTransport final : public util::Transport {
     static void qp_to_error(EpImpl *impl) noexcept;
     // A work request failed (not flushed), or the QP reported an async error: an RC
     // connection does not survive that. Breaks it: QP to ERR, DREQ to the peer,
-    // DAT_CONNECTION_EVENT_BROKEN here. Any thread; takes ep->mu.
-    void break_connection(EpImpl *impl) noexcept;
+    // DAT_CONNECTION_EVENT_BROKEN here. Any thread; takes ep->mu. With `connection`, only
+    // if that is still the EP's connection (EpImpl::connection: a failed request's own).
+    void break_connection(EpImpl *impl,
+                          std::optional<std::uint32_t> connection = std::nullopt) noexcept;
     int qp_reset_to_init(EpImpl *impl) noexcept;
     int qp_reset_to_init(ibv_qp *qp) noexcept;
     DAT_RETURN make_qp(EpImpl *impl, const util::EpConfig &c);  // may throw

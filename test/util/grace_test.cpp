@@ -393,6 +393,34 @@ TEST_P(Grace, AThreadLeavingWhileTheListIsLookedAtRunsWhatWaitedForIt) {
     EXPECT_EQ(grace::waiting(), 0u);
 }
 
+// A thread that ends inside a call (pthread_exit from an agent, a cancellation) runs, on
+// its way out, what waited for that call: nobody else may come by soon.
+TEST_P(Grace, AThreadEndingInsideACallRunsWhatWaitedForIt) {
+    struct Shared {
+        std::atomic<bool> inside{false}, go{false};
+    } shared;
+    pthread_t t;
+    ASSERT_EQ(pthread_create(
+                  &t, nullptr,
+                  [](void *p) -> void * {
+                      auto *sh = static_cast<Shared *>(p);
+                      grace::enter();  // and never leave()
+                      sh->inside.store(true);
+                      while (!sh->go.load()) std::this_thread::sleep_for(1ms);
+                      pthread_exit(nullptr);
+                  },
+                  &shared),
+              0);
+    while (!shared.inside.load()) std::this_thread::sleep_for(1ms);
+    std::atomic<bool> deleted{false};
+    grace::retire(new Watched{&deleted});
+    EXPECT_FALSE(deleted.load());
+    shared.go.store(true);
+    ASSERT_EQ(pthread_join(t, nullptr), 0);
+    EXPECT_TRUE(deleted.load()) << "left for some later call to run";
+    EXPECT_EQ(grace::waiting(), 0u);
+}
+
 TEST_P(Grace, ExitedThreadsGiveTheirSlotsToNewOnes) {
     auto run = [] { std::thread([] { grace::Guard g; }).join(); };
     run();
