@@ -99,7 +99,7 @@ void on_thread_exit(void *p) noexcept {
     s->owned.store(false, std::memory_order_release);  // for the next thread to take
     // As leave(): what waited for that call is due now, and nobody else may come by soon.
     if (v & 1u) {
-        detail::fence_after_leaving();
+        detail::full_fence();
         if (g_pending.load(std::memory_order_relaxed)) detail::poll();
     }
 }
@@ -154,17 +154,6 @@ bool init() noexcept {
 // may run at their exit.
 __attribute__((destructor)) void forget_thread_exits() {
     if (g_key_made) pthread_key_delete(g_key);
-}
-
-// A full fence. ThreadSanitizer does not take fences (it models no reordering anyway): a
-// sequentially consistent read-modify-write there, a locked instruction as the fence is.
-void full_fence() noexcept {
-#if defined(__SANITIZE_THREAD__)
-    static std::atomic<int> word{0};
-    word.fetch_add(0, std::memory_order_seq_cst);
-#else
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
 }
 
 // Pairs with each entry's barrier (or fence): after it, a thread that is not seen inside
@@ -274,7 +263,7 @@ Slot *register_thread() noexcept {
 
 void leave_unslotted() noexcept {
     g_unslotted.fetch_sub(1, std::memory_order_release);
-    fence_after_leaving();  // the count before the look, as leave() (the store-buffer case)
+    full_fence();  // the count before the look, as leave() (the store-buffer case)
     if (g_pending.load(std::memory_order_relaxed)) poll();
 }
 

@@ -64,9 +64,9 @@ extern std::atomic<std::uint64_t> g_unslotted;
 Slot *register_thread() noexcept;
 void leave_unslotted() noexcept;
 void poll() noexcept;  // deletes what has waited long enough
-// leave()'s full fence where there is no membarrier (ThreadSanitizer takes no fences: an
-// atomic read-modify-write there).
-inline void fence_after_leaving() noexcept {
+// A full fence: leave()'s where there is no membarrier, and the freeing side's
+// (ThreadSanitizer takes no fences: an atomic read-modify-write there).
+inline void full_fence() noexcept {
 #if defined(__SANITIZE_THREAD__)
     static std::atomic<int> word{0};
     word.fetch_add(0, std::memory_order_seq_cst);
@@ -120,7 +120,7 @@ inline void leave() noexcept {
     if (g_asymmetric) [[likely]]
         std::atomic_signal_fence(std::memory_order_seq_cst);
     else
-        detail::fence_after_leaving();
+        detail::full_fence();
     if (g_pending.load(std::memory_order_relaxed)) [[unlikely]]
         poll();
 }

@@ -45,6 +45,18 @@ DAT_RETURN set_delayed_ack(DAT_EP_HANDLE ep, bool on) {
     return dat_ep_modify(ep, DAT_EP_FIELD_EP_ATTR_PROVIDER_SPECIFIC_ATTR, &p);
 }
 
+// RC completes an RDMA write once the target has placed it (or refused it); tcp does so
+// only under delayed_ack. Tests of a refused write need that.
+#define SKIP_UNLESS_WRITES_WAIT_FOR_THE_TARGET()                                                \
+    do {                                                                                        \
+        if (!traits().rc && !traits().delayed_ack)                                              \
+            SKIP_UNSUPPORTED("needs write completions that wait for the target (delayed_ack)"); \
+    } while (0)
+// child_connects' set-up for such a test: delayed_ack where the provider needs it.
+bool make_writes_wait_for_the_target(Node &n) {
+    return traits().rc || set_delayed_ack(n.ep, true) == DAT_SUCCESS;
+}
+
 // Memory placed by RDMA is written by the provider's progress thread. A consumer that
 // learns out of band (here: a pipe) that the data is there synchronizes with the provider
 // through any DAT call on the endpoint before reading it, as on an HCA; without that,
@@ -1056,21 +1068,14 @@ TEST(Conformance, AReceivePostedAfterAResetOutlivesTheOldConnectionsEnd) {
 TEST(Conformance, AnOldConnectionsFailedRequestDoesNotBreakTheNextConnection) {
     if (!traits().rdma) SKIP_UNSUPPORTED("no RDMA (max_rdma_size is 0)");
     // The bad write must complete in error: RC always, tcp under delayed_ack.
-    if (!traits().rc && !traits().delayed_ack)
-        SKIP_UNSUPPORTED("needs write completions that wait for the target (delayed_ack)");
+    SKIP_UNLESS_WRITES_WAIT_FOR_THE_TARGET();
     Channel ch;
     int pid = spawn([&] {
-        ch.child_side();
         Node c;
         Buffer b;
-        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
-        CHILD_CHECK(c.reg(&b, 64) == DAT_SUCCESS);
-        if (!traits().rc) CHILD_CHECK(set_delayed_ack(c.ep, true) == DAT_SUCCESS);
-        DAT_CONN_QUAL qual;
-        CHILD_CHECK(ch.recv(&qual));
+        DAT_CONN_QUAL qual = 0;
+        CHILD_CHECK(child_connects(ch, c, &b, 64, make_writes_wait_for_the_target, &qual));
         DAT_EVENT_NUMBER outcome;
-        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
-                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
         // A write through a key the peer never issued: the peer refuses it.
         DAT_LMR_TRIPLET iov = b.iov(0, 8);
         DAT_RMR_TRIPLET bogus{0x10000, 8, 0x0BAD0BADu};
@@ -1149,23 +1154,14 @@ TEST(Conformance, RmrWindowBoundsRemoteAccess) {
     if (!traits().rmr) SKIP_UNSUPPORTED("no memory windows (max_rmrs is 0)");
     // The refused write must complete in error, not be reported by an asynchronous error
     // later: RC does that always, tcp under delayed_ack.
-    if (!traits().rc && !traits().delayed_ack)
-        SKIP_UNSUPPORTED("needs write completions that wait for the target (delayed_ack)");
+    SKIP_UNLESS_WRITES_WAIT_FOR_THE_TARGET();
     Channel ch;
     int pid = spawn([&] {
-        ch.child_side();
         Node c;
         Buffer src;
-        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
-        CHILD_CHECK(c.reg(&src, 4096) == DAT_SUCCESS);
+        CHILD_CHECK(child_connects(ch, c, &src, 4096, make_writes_wait_for_the_target));
         std::memset(src.mem.data(), 0x5C, src.mem.size());
-        if (!traits().rc) CHILD_CHECK(set_delayed_ack(c.ep, true) == DAT_SUCCESS);
-        DAT_CONN_QUAL qual;
         DAT_RMR_TRIPLET win;
-        CHILD_CHECK(ch.recv(&qual));
-        DAT_EVENT_NUMBER outcome;
-        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
-                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
         CHILD_CHECK(ch.recv(&win));
         DAT_LMR_TRIPLET iov = src.iov(0, win.segment_length);
         DAT_DTO_COOKIE ck;
@@ -1255,8 +1251,7 @@ TEST(Conformance, RmrWindowBoundsRemoteAccess) {
 TEST(Conformance, RmrScopeIsWhatTheIaReports) {
     if (!traits().rdma) SKIP_UNSUPPORTED("no RDMA (max_rdma_size is 0)");
     if (!traits().rmr) SKIP_UNSUPPORTED("no memory windows (max_rmrs is 0)");
-    if (!traits().rc && !traits().delayed_ack)
-        SKIP_UNSUPPORTED("needs write completions that wait for the target (delayed_ack)");
+    SKIP_UNLESS_WRITES_WAIT_FOR_THE_TARGET();
     constexpr std::size_t kLen = 256;
     Channel ch;
     int pid = spawn([&] {

@@ -324,7 +324,8 @@ bool parent_accepts(Channel &ch, Node &s, Buffer *b, std::size_t size) {
     return failed == nullptr;
 }
 
-bool child_connects(Channel &ch, Node &c, Buffer *b, std::size_t size) {
+bool child_connects(Channel &ch, Node &c, Buffer *b, std::size_t size,
+                    const std::function<bool(Node &)> &before_connect, DAT_CONN_QUAL *qual) {
     ch.child_side();
     if (c.open() != DAT_SUCCESS || c.make_ep() != DAT_SUCCESS) {
         std::fprintf(stderr, "child: open or make_ep failed\n");
@@ -334,13 +335,18 @@ bool child_connects(Channel &ch, Node &c, Buffer *b, std::size_t size) {
         std::fprintf(stderr, "child: reg of %zu bytes failed\n", size);
         return false;
     }
-    DAT_CONN_QUAL qual = 0;
-    if (!ch.recv(&qual)) {
+    if (before_connect && !before_connect(c)) {
+        std::fprintf(stderr, "child: the set-up before the connect failed\n");
+        return false;
+    }
+    DAT_CONN_QUAL own = 0;
+    if (qual == nullptr) qual = &own;
+    if (!ch.recv(qual)) {
         std::fprintf(stderr, "child: no qualifier from the parent\n");
         return false;
     }
     DAT_EVENT_NUMBER outcome{};
-    if (c.connect(qual, &outcome) != DAT_SUCCESS || outcome != DAT_CONNECTION_EVENT_ESTABLISHED) {
+    if (c.connect(*qual, &outcome) != DAT_SUCCESS || outcome != DAT_CONNECTION_EVENT_ESTABLISHED) {
         std::fprintf(stderr, "child: connect failed (event 0x%x)\n", outcome);
         return false;
     }

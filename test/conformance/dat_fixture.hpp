@@ -131,9 +131,12 @@ int spawn(const std::function<int()> &body);
 // killed, and accepts. Returns the child's pid, or minus it if any step failed.
 int connected_pair(Node &s, Channel &ch);
 // The child's side of most two-process cases, after fork: takes its end of `ch`, opens `c`
-// with an EP, registers `b` (`size` bytes), receives the parent's qualifier and connects.
+// with an EP, registers `b` (`size` bytes), runs `before_connect` on it (if given),
+// receives the parent's qualifier (into `*qual`, if given: to connect again) and connects.
 // False (with the failed step printed) if any step fails.
-bool child_connects(Channel &ch, Node &c, Buffer *b, std::size_t size);
+bool child_connects(Channel &ch, Node &c, Buffer *b, std::size_t size,
+                    const std::function<bool(Node &)> &before_connect = nullptr,
+                    DAT_CONN_QUAL *qual = nullptr);
 // The parent's side of child_connects: takes its end of `ch`, opens `s` with an EP,
 // registers `b` (`size` bytes), listens, sends the qualifier and accepts. False (with the
 // failed step printed) if any step fails.
