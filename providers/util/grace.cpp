@@ -41,6 +41,12 @@ struct Wait {
     std::uint64_t seq;
 };
 struct Retired {
+    Retired() = default;
+    // Takes the vectors over only when emplace_back constructs it, once the list has room:
+    // if growing the list throws, the caller's batch is still whole. (A constructor, not
+    // an aggregate: clang before 16 cannot emplace an aggregate.)
+    Retired(std::vector<Deferred> &&b, std::vector<Wait> &&w) noexcept
+        : batch(std::move(b)), waits(std::move(w)) {}
     std::vector<Deferred> batch;  // deleted in this order
     std::vector<Wait> waits;
 };
