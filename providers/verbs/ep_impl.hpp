@@ -83,7 +83,8 @@ struct SlotRing {
     std::atomic<std::uint32_t> unsignalled{0};
 
     void init(EpImpl *owner, std::uint32_t capacity, bool recv);
-    WrSlot *next() noexcept { return &slots[head.fetch_add(1, std::memory_order_relaxed) & mask]; }
+    // The next slot, stamped with its EP's current connection (EpImpl::connection).
+    WrSlot *next() noexcept;
 };
 
 struct EpImpl : CmCtx {
@@ -115,6 +116,12 @@ struct EpImpl : CmCtx {
     unsigned char
         pdata[56]{};  // connect private data (with our header) until the route is resolved
 };
+
+inline WrSlot *SlotRing::next() noexcept {
+    WrSlot *slot = &slots[head.fetch_add(1, std::memory_order_relaxed) & mask];
+    slot->connection = slot->owner->connection.load(std::memory_order_relaxed);
+    return slot;
+}
 
 struct SpImpl : CmCtx {
     SpImpl() : CmCtx(CmKind::Sp) {}

@@ -121,7 +121,6 @@ DAT_RETURN VerbsTransport::rmr_bind(util::Rmr *rmr, util::Lmr *lmr, const DAT_LM
     slot->suppress = (flags & DAT_COMPLETION_SUPPRESS_FLAG) != 0;
     slot->rmr = rmr;
     slot->ext = -1;
-    slot->connection = impl->connection.load(std::memory_order_relaxed);
     slot->retires = 1 + impl->sq.unsignalled.exchange(0, std::memory_order_relaxed);
     bind.wr_id = reinterpret_cast<std::uintptr_t>(slot);
     bind.send_flags = IBV_SEND_SIGNALED;

@@ -54,7 +54,6 @@ DAT_RETURN post_request(util::Ep *ep, ibv_wr_opcode opcode, DAT_DTOS op, DAT_COU
     slot->suppress = !signalled;
     slot->rmr = nullptr;
     slot->ext = x != nullptr ? static_cast<std::int8_t>(x->type) : std::int8_t{-1};
-    slot->connection = impl->connection.load(std::memory_order_relaxed);
     ibv_send_wr wr{};
     wr.wr_id = reinterpret_cast<std::uintptr_t>(slot);
     wr.sg_list = sge;
@@ -169,7 +168,6 @@ DAT_RETURN VerbsTransport::ep_post_recv(util::Ep *ep, DAT_COUNT n, const DAT_LMR
     slot->suppress = false;
     slot->retires = 1;
     slot->ext = -1;
-    slot->connection = impl->connection.load(std::memory_order_relaxed);
     ibv_recv_wr wr{};
     wr.wr_id = reinterpret_cast<std::uintptr_t>(slot);
     wr.sg_list = sge;

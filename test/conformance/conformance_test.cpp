@@ -1008,21 +1008,14 @@ TEST(Conformance, ResetAndReconnect) {
 TEST(Conformance, AReceivePostedAfterAResetOutlivesTheOldConnectionsEnd) {
     Channel ch;
     int pid = spawn([&] {
-        ch.child_side();
         Node c;
         Buffer b;
-        CHILD_CHECK(c.open() == DAT_SUCCESS && c.make_ep() == DAT_SUCCESS);
-        CHILD_CHECK(c.reg(&b, 64) == DAT_SUCCESS);
-        DAT_CONN_QUAL qual;
-        CHILD_CHECK(ch.recv(&qual));
-        DAT_LMR_TRIPLET one = b.iov(0, 1);  // the peer's 64 bytes do not fit
         DAT_DTO_COOKIE ck;
         ck.as_64 = 1;
-        CHILD_CHECK(dat_ep_post_recv(c.ep, 1, &one, ck, DAT_COMPLETION_DEFAULT_FLAG) ==
-                    DAT_SUCCESS);
-        DAT_EVENT_NUMBER outcome;
-        CHILD_CHECK(c.connect(qual, &outcome) == DAT_SUCCESS &&
-                    outcome == DAT_CONNECTION_EVENT_ESTABLISHED);
+        CHILD_CHECK(child_connects(ch, c, &b, 64, [&](Node &n) {
+            DAT_LMR_TRIPLET one = b.iov(0, 1);  // the peer's 64 bytes do not fit
+            return dat_ep_post_recv(n.ep, 1, &one, ck, DAT_COMPLETION_DEFAULT_FLAG) == DAT_SUCCESS;
+        }));
         DAT_EVENT ev;
         CHILD_CHECK(c.next(c.recv_evd, &ev) == DAT_SUCCESS);
         CHILD_CHECK(ev.event_data.dto_completion_event_data.status != DAT_DTO_SUCCESS);
