@@ -35,6 +35,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -78,6 +79,23 @@ Server g;
 [[noreturn]] void fatal(const char *what, DAT_RETURN rc = 0) {
     std::fprintf(stderr, "tcp_wire fuzzer: %s (0x%x)\n", what, rc);
     std::abort();
+}
+
+// poll() on one descriptor for up to `ms`, resumed after a signal: libFuzzer's -timeout
+// arms a SIGALRM (every timeout/2+1 s) whose handler is not SA_RESTART, and poll() is never
+// restarted anyway. An interrupted wait taken for a timeout would fail an input that did
+// nothing wrong. Returns poll()'s answer: 1 ready, 0 timed out, -1 another error.
+int poll_one(int fd, short events, int ms, short *revents = nullptr) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            end - std::chrono::steady_clock::now());
+        pollfd p{fd, events, 0};
+        const int n = poll(&p, 1, left.count() > 0 ? static_cast<int>(left.count()) : 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (revents != nullptr) *revents = p.revents;
+        return n;
+    }
 }
 
 void check(DAT_RETURN rc, const char *what) {
@@ -153,7 +171,14 @@ int connect_raw() {
     sin.sin_family = AF_INET;
     sin.sin_port = htons(g.port);
     sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, reinterpret_cast<sockaddr *>(&sin), sizeof sin) != 0) fatal("connect");
+    if (connect(fd, reinterpret_cast<sockaddr *>(&sin), sizeof sin) != 0) {
+        // Interrupted by a signal, the connection is still being made: wait for its end.
+        int error = errno;
+        socklen_t len = sizeof error;
+        if (error != EINTR || poll_one(fd, POLLOUT, kIoBudgetMs) != 1 ||
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0 || error != 0)
+            fatal("connect");
+    }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return fd;
@@ -169,14 +194,14 @@ void exchange(int fd, const std::vector<std::uint8_t> &data) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             end - std::chrono::steady_clock::now());
         if (left.count() <= 0) return;
-        pollfd p{fd, POLLIN | POLLOUT, 0};
-        if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return;
-        if (p.revents & POLLIN) {
+        short revents = 0;
+        if (poll_one(fd, POLLIN | POLLOUT, static_cast<int>(left.count()), &revents) <= 0) return;
+        if (revents & POLLIN) {
             ssize_t n = recv(fd, sink, sizeof sink, MSG_DONTWAIT);
             if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return;
         }
-        if (p.revents & (POLLERR | POLLHUP)) return;
-        if (p.revents & POLLOUT) {
+        if (revents & (POLLERR | POLLHUP)) return;
+        if (revents & POLLOUT) {
             ssize_t n =
                 send(fd, data.data() + sent, data.size() - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
             if (n > 0)
@@ -192,9 +217,9 @@ void drain_until_close(int fd) {
     unsigned char sink[16384];
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
     while (std::chrono::steady_clock::now() < end) {
-        pollfd p{fd, POLLIN, 0};
-        if (poll(&p, 1, 10) < 0) return;
-        if (p.revents == 0) continue;
+        short revents = 0;
+        if (poll_one(fd, POLLIN, 10, &revents) < 0) return;
+        if (revents == 0) continue;
         ssize_t n = recv(fd, sink, sizeof sink, MSG_DONTWAIT);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return;
     }
@@ -305,20 +330,33 @@ void listen_raw() {
 // Active mode: the provider's connection to the raw listener, its CONN_REQ read (header and
 // what it announces). -1 if it never came (then the connect must still end).
 int accept_provider() {
-    pollfd p{g.listener, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(kHandshakeTimeout / 1000)) != 1) return -1;
-    int fd = accept4(g.listener, nullptr, nullptr, SOCK_CLOEXEC);
+    constexpr int kHandshakeMs = static_cast<int>(kHandshakeTimeout / 1000);
+    if (poll_one(g.listener, POLLIN, kHandshakeMs) != 1) return -1;
+    int fd = -1;
+    do fd = accept4(g.listener, nullptr, nullptr, SOCK_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
     if (fd < 0) return -1;
+    // The provider's progress thread sends the CONN_REQ once the connect completes: as
+    // long as the handshake may take on a starved machine, not the I/O budget.
     wire::FrameHeader req{};
     std::size_t got = 0;
+    const char *why = "no byte within the handshake timeout";
     while (got < sizeof req) {
-        pollfd q{fd, POLLIN, 0};
-        if (poll(&q, 1, kIoBudgetMs) != 1) break;
+        if (poll_one(fd, POLLIN, kHandshakeMs) != 1) break;
         ssize_t n = recv(fd, reinterpret_cast<char *>(&req) + got, sizeof req - got, 0);
-        if (n <= 0) break;
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            why = n == 0 ? "the connection ended" : "recv failed";
+            break;
+        }
         got += static_cast<std::size_t>(n);
     }
-    if (got != sizeof req || req.op != wire::kConnReq) fatal("the provider sent no CONN_REQ");
+    if (got != sizeof req || req.op != wire::kConnReq) {
+        std::fprintf(stderr, "tcp_wire fuzzer: %zu of %zu header bytes, op %u: %s (errno %d)\n",
+                     got, sizeof req, static_cast<unsigned>(req.op),
+                     got == sizeof req ? "not a CONN_REQ" : why, errno);
+        fatal("the provider sent no CONN_REQ");
+    }
     return fd;
 }
 
