@@ -46,6 +46,12 @@ class BufferedSocket {
     bool took_bytes() const noexcept { return budget_ != round_budget_; }
 
     std::size_t staged() const noexcept { return len_ - pos_; }
+    // Staged bytes, or the socket's next ones when none are (what assemble reads first).
+    Io fill() noexcept { return staged() > 0 ? Io::Done : refill(); }
+    // The staged bytes in place, and dropping n of them (n <= staged()): a caller that
+    // can use a whole frame where it lies (TcpEp::rx_fast_send) copies it only once.
+    const unsigned char *peek() const noexcept { return stage_ + pos_; }
+    void drop(std::size_t n) noexcept { pos_ += n; }
     int error() const noexcept { return errno_; }
 
     // Assembles `want` bytes at `dst` (a header): *have counts what is already there.

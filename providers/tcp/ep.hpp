@@ -166,7 +166,12 @@ class TcpEp final : public Pollable {
     bool fence_holds_at(std::uint64_t req) const noexcept;  // before request `req` goes
 
     // Receive side (ep_rx.cpp): a round, then what it queued to answer is sent.
+    // Bytes received per round before yielding to other sockets (level-triggered epoll
+    // brings us back).
+    static constexpr std::uint64_t kRxBudget = 8u << 20;
     void rx_progress(std::uint64_t *tx_budget) noexcept;  // its answers leave within it
+    // The same, once the round began (in_.begin_round).
+    void rx_continue(std::uint64_t *tx_budget) noexcept;
     void rx_progress() noexcept {
         std::uint64_t budget = kTxBudget;
         rx_progress(&budget);
@@ -186,6 +191,7 @@ class TcpEp final : public Pollable {
     // Receives completed, answers sent and requests completed so far: moves whenever a wait
     // of the receive side (a receive, an SRQ's, room for answers) has ended.
     std::uint64_t progress_mark() const noexcept { return rq_head_ + ctrl_head_ + sq_head_; }
+    bool rx_fast_send() noexcept;  // a whole plain SEND, staged, in one step
     bool rx_header() noexcept;
     Step rx_dispatch() noexcept;
     Step rx_payload_done() noexcept;

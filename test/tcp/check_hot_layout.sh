@@ -100,6 +100,8 @@ check "$tcp" \
     'opendat::tcp::Engine::spin(' \
     'opendat::tcp::TcpEp::poll_hot(' \
     'opendat::tcp::TcpEp::rx_progress(' \
+    'opendat::tcp::TcpEp::rx_continue(' \
+    'opendat::tcp::TcpEp::rx_fast_send(' \
     'opendat::tcp::TcpEp::rx_header(' \
     'opendat::tcp::TcpEp::rx_dispatch(' \
     'opendat::tcp::TcpEp::on_send_frame(' \

@@ -74,7 +74,7 @@ TEST(TraceFrames, LevelTenTracesEveryFrameAndTheFilterKeepsOnlyThem) {
     const BenchRun r = bench_with_level("10");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const std::regex rx(
-        R"(DAPL EVT \S+ pid=\d+ tid=\d+ tcp\.frame\(rx_dispatch:\d+\): EP 0x[0-9a-f]+ rx op \d+ flags 0x[0-9a-f]+ length \d+ seq \d+)");
+        R"(DAPL EVT \S+ pid=\d+ tid=\d+ tcp\.frame\(rx_frame_traced:\d+\): EP 0x[0-9a-f]+ rx op \d+ flags 0x[0-9a-f]+ length \d+ seq \d+)");
     const std::regex tx(
         R"(DAPL EVT \S+ pid=\d+ tid=\d+ tcp\.frame\(tx_frame_traced:\d+\): EP 0x[0-9a-f]+ tx op \d+ flags 0x[0-9a-f]+ length \d+ seq \d+)");
     std::istringstream lines(r.trace);
