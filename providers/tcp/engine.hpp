@@ -174,6 +174,7 @@ class Engine {
     void pay_yield(bool owed) noexcept;
     // Whether epoll reported an object's socket (not one of the engine's eventfds).
     bool others_ready(const epoll_event *events, int n) const noexcept;
+    void poll_epoll(Pollable *h) noexcept;  // poll_inline's epoll round (dispatch_mu_ held)
     // poll_inline: the poller stops asking epoll; the thread watches the set (rounds_off_).
     void stop_rounds() noexcept;
     // run(), backing off while rounds_off_: sleeps in epoll_wait on the rest of the set for

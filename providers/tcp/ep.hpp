@@ -20,6 +20,7 @@
 #include "tcp/iov.hpp"
 #include "tcp/net.hpp"
 #include "tcp/rx_state.hpp"
+#include "tcp/send_frames.hpp"
 #include "tcp/slot_array.hpp"
 #include "tcp/wire.hpp"
 #include "util/objects.hpp"
@@ -347,6 +348,11 @@ class TcpEp final : public Pollable {
     std::chrono::steady_clock::time_point last_post_{};
     bool stamp_post_ = false;
     FrameHeader disc_hdr_{};
+    // send_alone's flat copy of a small frame. A member, not a local: 512 bytes of stack
+    // put every call below send_alone (the key re-check, send()) on stack lines that no
+    // other call of a turnaround touches, each one more line to fetch after the system
+    // call before (docs/benchmarks.md). Used under ep->mu only.
+    unsigned char flat_[kFlatSendMax];
 
     // Wire terms: what this side offers (DAT_TCP_WIRE_VERSION), and what both agreed on
     // (version 1 framing until the handshake completes).

@@ -283,7 +283,7 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     const std::size_t ext = w.hdr.op == kAtomicReq ? sizeof w.hdr_ext : 0;
     const std::size_t bytes = sizeof w.hdr + ext + (payload ? w.total : 0);
     if (bytes > kFlatSendMax) return false;
-    unsigned char flat[kFlatSendMax];  // not initialised: every byte sent is copied first
+    unsigned char *const flat = flat_;  // every byte sent is copied first
     std::memcpy(flat, &w.hdr, sizeof w.hdr);
     if (ext != 0) std::memcpy(flat + sizeof w.hdr, w.hdr_ext, ext);
     if (payload && w.total != 0) {
