@@ -78,7 +78,10 @@ struct CtrlFrame {
     std::uint32_t rkey = 0;      // revocation barrier: READ_RESP from remote-readable memory
 };
 
-class TcpEp final : public Pollable {
+// Aligned to a cache line: which lines its hot fields share is then fixed by the layout,
+// not left to where the allocator put it (16-byte aligned, a turnaround touched up to
+// four lines more or fewer from one run to the next; docs/benchmarks.md).
+class alignas(64) TcpEp final : public Pollable {
   public:
     TcpEp(TcpTransport *tr, util::Ep *ep);
     ~TcpEp() override;  // util frees the util::Ep after this (TcpTransport::ep_release)

@@ -21,15 +21,11 @@ struct RxState {
     // What completes when the payload is in.
     enum class Done { None, Recv, Write, WriteImm, ReadResp, ConnPdata };
 
+    // What every round reads first, beside the header: one line (the payload cursor,
+    // some 270 bytes, comes last).
     At at = At::Header;
-    FrameHeader hdr{};
-    std::size_t hdr_got = 0;             // header bytes assembled
-    unsigned char ext[kMaxExtension]{};  // known extension fields (ATOMIC_REQ: the operands)
-    std::size_t ext_want = 0, ext_got = 0;
     Done done = Done::None;
-    IovCursor<kMaxIov> dst;    // where the payload's remaining bytes go
-    std::uint64_t skip = 0;    // Discard/Extension: bytes still to drop
-    std::uint64_t wr = 0;      // ReadResp: request counter of the read being answered
+    std::size_t hdr_got = 0;   // header bytes assembled
     bool blocked = false;      // waiting for a posted receive or control-ring space
     bool discard_all = false;  // after a protection violation: drain until the peer closes
     // The stream's end is read (the peer's DISC or FIN, a bad frame): nothing more is read,
@@ -40,6 +36,12 @@ struct RxState {
     // it sent stays unread until a receive is posted; the close deadline runs
     // (TcpEp::peer_ended_while_blocked).
     bool peer_fin = false;
+    FrameHeader hdr{};
+    unsigned char ext[kMaxExtension]{};  // known extension fields (ATOMIC_REQ: the operands)
+    std::size_t ext_want = 0, ext_got = 0;
+    std::uint64_t skip = 0;  // Discard/Extension: bytes still to drop
+    std::uint64_t wr = 0;    // ReadResp: request counter of the read being answered
+    IovCursor<kMaxIov> dst;  // where the payload's remaining bytes go
 
     // Whether a round reads the socket now.
     bool reading() const noexcept { return !blocked && !ended; }

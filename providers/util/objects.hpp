@@ -94,17 +94,21 @@ struct Ep : Header {
     static constexpr DAT_HANDLE_TYPE kType = DAT_HANDLE_TYPE_EP;
     Ep(const DAT_PROVIDER *p, Ia *ia) : Header(p, kType, ia) {}
 
+    // What every post and every placement reads comes first, on the lines of the header
+    // (two, with the attributes' limits): cold lines cost a turnaround more than the
+    // instructions that read them (docs/benchmarks.md, "What a line costs").
     Pz *pz = nullptr;
     Evd *recv_evd = nullptr;
     Evd *request_evd = nullptr;
     Evd *connect_evd = nullptr;
-    Srq *srq = nullptr;  // dat_ep_create_with_srq: receives come from this SRQ (util/srq.hpp)
+    Srq *srq = nullptr;    // dat_ep_create_with_srq: receives come from this SRQ (util/srq.hpp)
+    void *impl = nullptr;  // the transport's per-EP state
+    EpMutex mu;            // guards state, addresses and the connection-event buffer (ep_mutex.hpp)
+    DAT_EP_STATE state = DAT_EP_STATE_UNCONNECTED;
+    std::atomic<bool> delayed_ack{false};
     DAT_EP_ATTR attr{};
     DAT_NAMED_ATTR provider_attr[1]{};  // {"delayed_ack", "true"/"false"} exposed by ep_query
-    std::atomic<bool> delayed_ack{false};
 
-    EpMutex mu;  // guards state, addresses and the connection-event buffer (ep_mutex.hpp)
-    DAT_EP_STATE state = DAT_EP_STATE_UNCONNECTED;
     sockaddr_storage remote_addr{};
     DAT_CONN_QUAL remote_qual = 0;
     // remote_qual is what the peer listens on (we connected to it); false for an accepted
@@ -113,8 +117,6 @@ struct Ep : Header {
     DAT_CONN_QUAL local_qual = 0;
     unsigned char conn_pdata[kMaxPrivateData]{};  // private data of the last connection event
     Header *rsp = nullptr;                        // the RSP reserving this EP, if any
-
-    void *impl = nullptr;  // the transport's per-EP state
 };
 
 // What a PSP and an RSP share, and all a transport needs of either: the qualifier it

@@ -726,3 +726,160 @@ TEST(HostilePeer, OurGracefulCloseOfAWaitingEndpointEndsWithThePeersEnd) {
     EXPECT_LT(took, 2500ms) << "the close waited for its deadline";
     close(fd);
 }
+
+namespace {
+
+// Posts `n` receives of `size` bytes each, back to back in `b`, cookies 0..n-1.
+::testing::AssertionResult post_recvs(Node &s, const Buffer &b, int n, std::size_t size) {
+    for (int i = 0; i < n; ++i) {
+        DAT_LMR_TRIPLET t{};
+        t.lmr_context = b.lmr_ctx;
+        t.virtual_address = reinterpret_cast<std::uintptr_t>(b.mem.data()) + i * size;
+        t.segment_length = size;
+        DAT_DTO_COOKIE ck;
+        ck.as_64 = static_cast<DAT_UINT64>(i);
+        if (DAT_RETURN rc = dat_ep_post_recv(s.ep, 1, &t, ck, DAT_COMPLETION_DEFAULT_FLAG);
+            rc != DAT_SUCCESS)
+            return ::testing::AssertionFailure() << "dat_ep_post_recv " << i << ": " << rc;
+    }
+    return ::testing::AssertionSuccess();
+}
+
+// A SEND of `len` bytes of `fill`, appended to `stream`.
+void append_send(std::vector<unsigned char> *stream, std::uint32_t len, std::uint32_t seq,
+                 unsigned char fill) {
+    const FrameHeader h = make_header(kSend, len, seq);
+    const auto *p = reinterpret_cast<const unsigned char *>(&h);
+    stream->insert(stream->end(), p, p + sizeof h);
+    stream->insert(stream->end(), len, fill);
+}
+
+}  // namespace
+
+// A SEND is placed in one step when it is all in the receive buffer with its receive
+// posted (TcpEp::rx_fast_send), and the long way when it is not. Sixteen SENDs of 0 to 64
+// bytes: eight in one segment, eight each cut in two at a different byte (inside the
+// header, at its end, inside the payload) with a pause between the parts. Every one lands
+// in its own receive, in order, with its length, and nothing past it is written.
+TEST(HostilePeer, SendsInOneSegmentOrCutAnywhereLandWhole) {
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    constexpr int kSends = 16;
+    constexpr std::size_t kSlot = 64;
+    Buffer rbuf;
+    ASSERT_EQ(s.reg(&rbuf, kSends * kSlot), DAT_SUCCESS);
+    std::memset(rbuf.mem.data(), 0xAA, rbuf.mem.size());
+    ASSERT_TRUE(post_recvs(s, rbuf, kSends, kSlot));
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    int fd = raw_peer(s, qual);
+    ASSERT_GE(fd, 0);
+
+    auto len_of = [](int i) { return static_cast<std::uint32_t>(i * 7 % (kSlot + 1)); };
+    std::vector<unsigned char> together;
+    for (int i = 0; i < kSends / 2; ++i)
+        append_send(&together, len_of(i), static_cast<std::uint32_t>(i + 1),
+                    static_cast<unsigned char>(i + 1));
+    ASSERT_TRUE(attack::send_all(fd, together.data(), together.size()));
+    for (int i = kSends / 2; i < kSends; ++i) {
+        std::vector<unsigned char> one;
+        append_send(&one, len_of(i), static_cast<std::uint32_t>(i + 1),
+                    static_cast<unsigned char>(i + 1));
+        const std::size_t cut = 1 + static_cast<std::size_t>(i * 5) % (one.size() - 1);
+        ASSERT_TRUE(attack::send_all(fd, one.data(), cut));
+        std::this_thread::sleep_for(5ms);  // the receiver sees the first part alone
+        ASSERT_TRUE(attack::send_all(fd, one.data() + cut, one.size() - cut));
+    }
+
+    for (int i = 0; i < kSends; ++i) {
+        DAT_EVENT ev;
+        ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS) << "receive " << i;
+        ASSERT_EQ(ev.event_number, DAT_DTO_COMPLETION_EVENT);
+        const DAT_DTO_COMPLETION_EVENT_DATA &d = ev.event_data.dto_completion_event_data;
+        EXPECT_EQ(d.status, DAT_DTO_SUCCESS) << "receive " << i;
+        EXPECT_EQ(d.user_cookie.as_64, static_cast<DAT_UINT64>(i));
+        EXPECT_EQ(d.transfered_length, len_of(i)) << "receive " << i;
+        const unsigned char *slot = rbuf.mem.data() + i * kSlot;
+        for (std::size_t k = 0; k < kSlot; ++k)
+            ASSERT_EQ(slot[k], k < len_of(i) ? i + 1 : 0xAA) << "receive " << i << " byte " << k;
+    }
+    DAT_EVENT ev;
+    EXPECT_EQ(DAT_GET_TYPE(s.next(s.conn_evd, &ev, 50'000)), DAT_TIMEOUT_EXPIRED)
+        << "the connection ended: event " << ev.event_number;
+    close(fd);
+}
+
+// A SEND larger than its receive, all in one segment (the case the one-step placement
+// declines): the receive completes with DAT_DTO_ERR_LOCAL_LENGTH, nothing is written and
+// the connection breaks, as on an RC queue pair.
+TEST(HostilePeer, ASendLargerThanItsReceiveWritesNothingAndBreaks) {
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    Buffer rbuf;
+    ASSERT_EQ(s.reg(&rbuf, 64), DAT_SUCCESS);
+    std::memset(rbuf.mem.data(), 0xAA, rbuf.mem.size());
+    ASSERT_TRUE(post_recvs(s, rbuf, 1, 16));
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    int fd = raw_peer(s, qual);
+    ASSERT_GE(fd, 0);
+    std::vector<unsigned char> stream;
+    append_send(&stream, 17, 1, 0x5C);
+    ASSERT_TRUE(attack::send_all(fd, stream.data(), stream.size()));
+
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_ERR_LOCAL_LENGTH);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
+    for (unsigned char c : rbuf.mem) ASSERT_EQ(c, 0xAA);
+    close(fd);
+}
+
+// The application frees the LMR of a posted receive (no SRQ); a whole SEND then arrives
+// for it. The one-step placement re-checks the key under the revocation hold as the long
+// way does: the receive completes in error, its buffer is never written, the connection
+// breaks.
+TEST(HostilePeer, ASendIntoAFreedReceiveBufferWritesNothingAndBreaks) {
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    std::vector<unsigned char> mem(64, 0x11);
+    DAT_REGION_DESCRIPTION region;
+    region.for_va = mem.data();
+    DAT_LMR_HANDLE lmr = DAT_HANDLE_NULL;
+    DAT_LMR_CONTEXT lctx = 0;
+    DAT_RMR_CONTEXT rctx = 0;
+    DAT_VLEN rl = 0;
+    DAT_VADDR ra = 0;
+    ASSERT_EQ(dat_lmr_create(s.ia, DAT_MEM_TYPE_VIRTUAL, region, mem.size(), s.pz,
+                             DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &lmr, &lctx, &rctx, &rl, &ra),
+              DAT_SUCCESS);
+    DAT_LMR_TRIPLET t{};
+    t.lmr_context = lctx;
+    t.virtual_address = reinterpret_cast<std::uintptr_t>(mem.data());
+    t.segment_length = mem.size();
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = 5;
+    ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &t, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    int fd = raw_peer(s, qual);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(dat_lmr_free(lmr), DAT_SUCCESS);
+    std::vector<unsigned char> stream;
+    append_send(&stream, 8, 1, 0xEE);
+    ASSERT_TRUE(attack::send_all(fd, stream.data(), stream.size()));
+
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_DTO_COMPLETION_EVENT);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64, 5u);
+    EXPECT_NE(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
+    for (unsigned char c : mem) ASSERT_EQ(c, 0x11);
+    close(fd);
+}
