@@ -2,4 +2,4 @@
 #include "tcp/transport.hpp"
 #include "util/provider_table.hpp"
 
-OPENDAT_PROVIDER_ENTRY_POINTS(&opendat::tcp::make_transport)
+OPENDAT_PROVIDER_ENTRY_POINTS(&opendat::tcp::make_transport, &opendat::tcp::kHotEntries)

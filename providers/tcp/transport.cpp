@@ -1,5 +1,7 @@
 // TcpTransport: EP plumbing, listening sockets, and passive connections up to accept.
 #include "tcp/transport.hpp"
+#include "util/ep_checks.hpp"
+#include "util/grace.hpp"
 #include "util/sys_io.hpp"
 
 #include <netinet/in.h>
@@ -454,7 +456,9 @@ DAT_RETURN TcpTransport::ep_disconnect(util::Ep *ep, DAT_CLOSE_FLAGS flags) noex
     return tcp_ep(ep)->disconnect(flags);
 }
 
-[[gnu::hot]] DAT_RETURN TcpTransport::ep_post_send(util::Ep *ep, DAT_COUNT n,
+namespace {
+
+[[gnu::always_inline]] inline DAT_RETURN post_send(util::Ep *ep, DAT_COUNT n,
                                                    const DAT_LMR_TRIPLET *iov,
                                                    DAT_DTO_COOKIE cookie,
                                                    DAT_COMPLETION_FLAGS flags) noexcept {
@@ -462,7 +466,7 @@ DAT_RETURN TcpTransport::ep_disconnect(util::Ep *ep, DAT_CLOSE_FLAGS flags) noex
     return tcp_ep(ep)->post_request(DAT_DTO_SEND, n, iov, cookie, nullptr, flags);
 }
 
-[[gnu::hot]] DAT_RETURN TcpTransport::ep_post_recv(util::Ep *ep, DAT_COUNT n,
+[[gnu::always_inline]] inline DAT_RETURN post_recv(util::Ep *ep, DAT_COUNT n,
                                                    const DAT_LMR_TRIPLET *iov,
                                                    DAT_DTO_COOKIE cookie,
                                                    DAT_COMPLETION_FLAGS flags) noexcept {
@@ -474,6 +478,37 @@ DAT_RETURN TcpTransport::ep_disconnect(util::Ep *ep, DAT_CLOSE_FLAGS flags) noex
         ep->recv_evd != nullptr)
         ep->recv_evd->set_solicited_only();
     return tcp_ep(ep)->post_recv(n, iov, cookie);
+}
+
+// dat_ep_post_send and dat_ep_post_recv straight to the endpoint (util::HotEntries).
+[[gnu::hot]] DAT_RETURN hot_post_send(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                                      DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
+    util::grace::Guard call;  // a hot entry point: its own (util/grace.hpp)
+    util::Ep *ep = nullptr;
+    if (DAT_RETURN rc = util::send_checks(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
+    return post_send(ep, n, iov, cookie, flags);
+}
+
+[[gnu::hot]] DAT_RETURN hot_post_recv(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                                      DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
+    util::grace::Guard call;  // a hot entry point: its own (util/grace.hpp)
+    util::Ep *ep = nullptr;
+    if (DAT_RETURN rc = util::recv_checks(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
+    return post_recv(ep, n, iov, cookie, flags);
+}
+
+}  // namespace
+
+const util::HotEntries kHotEntries{hot_post_send, hot_post_recv};
+
+DAT_RETURN TcpTransport::ep_post_send(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                      DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
+    return post_send(ep, n, iov, cookie, flags);
+}
+
+DAT_RETURN TcpTransport::ep_post_recv(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+                                      DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
+    return post_recv(ep, n, iov, cookie, flags);
 }
 
 [[gnu::hot]] DAT_RETURN TcpTransport::ep_post_rdma_write(util::Ep *ep, DAT_COUNT n,

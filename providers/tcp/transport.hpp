@@ -12,6 +12,7 @@
 #include "tcp/peer_limits.hpp"
 #include "tcp/wire.hpp"
 #include "util/objects.hpp"
+#include "util/provider_table.hpp"
 
 namespace opendat::tcp {
 
@@ -123,6 +124,9 @@ class TcpTransport final : public util::Transport {
     Engine engine_;  // last member: destroyed (thread stopped) first
 };
 
+// dat_ep_post_send and dat_ep_post_recv for this provider's table, straight to the
+// endpoint (util::HotEntries, transport.cpp).
+extern const util::HotEntries kHotEntries;
 DAT_RETURN make_transport(util::ProviderInstance *inst, util::Ia *ia,
                           std::unique_ptr<util::Transport> *out);
 

@@ -121,15 +121,6 @@ bool attr_within_limits(const DAT_EP_ATTR &a, const Limits &lim) noexcept {
            a.max_rdma_read_in <= lim.max_rdma_read_per_ep;
 }
 
-DAT_RETURN post_common(DAT_EP_HANDLE h, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                       Ep **out) noexcept {
-    Ep *ep = as<Ep>(h);
-    if (ep == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
-    if (n < 0 || (n > 0 && iov == nullptr)) return bad_arg(2);
-    *out = ep;
-    return DAT_SUCCESS;
-}
-
 }  // namespace
 
 DAT_RETURN ep_create(DAT_IA_HANDLE h, DAT_PZ_HANDLE pz_h, DAT_EVD_HANDLE recv_h,
@@ -516,8 +507,7 @@ DAT_RETURN ep_disconnect(DAT_EP_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
                                      DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
     grace::Guard call;  // a hot entry point: its own (util/grace.hpp)
     Ep *ep = nullptr;
-    if (DAT_RETURN rc = post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
-    if (n > ep->attr.max_request_iov) return err(DAT_LENGTH_ERROR);
+    if (DAT_RETURN rc = send_checks(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
     return ep->ia->transport->ep_post_send(ep, n, iov, cookie, flags);
 }
 
@@ -525,13 +515,7 @@ DAT_RETURN ep_disconnect(DAT_EP_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
                                      DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
     grace::Guard call;  // a hot entry point: its own (util/grace.hpp)
     Ep *ep = nullptr;
-    if (DAT_RETURN rc = post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
-    if (n > ep->attr.max_recv_iov) return err(DAT_LENGTH_ERROR);
-    if (ep->srq != nullptr) {  // its receives are posted to the SRQ (dat_srq_post_recv)
-        DAPL_TRC(trace::kInfo, "srq", "dat_ep_post_recv on EP %p, which takes from SRQ %p",
-                 static_cast<void *>(ep), static_cast<void *>(ep->srq));
-        return err(DAT_INVALID_STATE);
-    }
+    if (DAT_RETURN rc = recv_checks(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
     return ep->ia->transport->ep_post_recv(ep, n, iov, cookie, flags);
 }
 
@@ -540,7 +524,7 @@ DAT_RETURN ep_disconnect(DAT_EP_HANDLE h, DAT_CLOSE_FLAGS flags) noexcept {
                                           DAT_COMPLETION_FLAGS flags) noexcept {
     grace::Guard call;  // a hot entry point: its own (util/grace.hpp)
     Ep *ep = nullptr;
-    if (DAT_RETURN rc = post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
+    if (DAT_RETURN rc = post_checks(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
     if (remote == nullptr) return bad_arg(5);
     if (n > ep->attr.max_rdma_read_iov && n > ep->attr.max_request_iov)
         return err(DAT_LENGTH_ERROR);
@@ -860,10 +844,17 @@ DAT_RETURN cr_reject(DAT_CR_HANDLE h, DAT_COUNT pdata_len, const DAT_PVOID pdata
 
 }  // namespace entry
 
+DAT_RETURN recv_on_srq_ep(const Ep *ep) noexcept {
+    // Its receives are posted to the SRQ (dat_srq_post_recv).
+    DAPL_TRC(trace::kInfo, "srq", "dat_ep_post_recv on EP %p, which takes from SRQ %p",
+             static_cast<const void *>(ep), static_cast<const void *>(ep->srq));
+    return err(DAT_INVALID_STATE);
+}
+
 [[gnu::hot]] DAT_RETURN rdma_write_checks(DAT_EP_HANDLE h, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
                                           const DAT_RMR_TRIPLET *remote, Ep **out) noexcept {
     Ep *ep = nullptr;
-    if (DAT_RETURN rc = entry::post_common(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
+    if (DAT_RETURN rc = post_checks(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
     if (remote == nullptr) return bad_arg(5);
     if (n > ep->attr.max_rdma_write_iov && n > ep->attr.max_request_iov)
         return err(DAT_LENGTH_ERROR);

@@ -30,6 +30,33 @@ auto enum_bits(const E &e) noexcept {
 DAT_RETURN rdma_write_checks(DAT_EP_HANDLE h, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
                              const DAT_RMR_TRIPLET *remote, Ep **ep) noexcept;
 
+// dat_ep_post_send's and dat_ep_post_recv's argument checks: a live EP, a local IOV of no
+// more segments than the EP's attributes allow and, for a receive, an EP that takes its
+// receives from no SRQ. Sets *ep. Inline: the shared entry points (entries_ep.cpp) and a
+// provider's own (HotEntries, util/provider_table.hpp) make the same checks.
+[[gnu::always_inline]] inline DAT_RETURN post_checks(DAT_EP_HANDLE h, DAT_COUNT n,
+                                                     const DAT_LMR_TRIPLET *iov, Ep **ep) noexcept {
+    Ep *e = as<Ep>(h);
+    if (e == nullptr) return invalid_handle(DAT_HANDLE_TYPE_EP);
+    if (n < 0 || (n > 0 && iov == nullptr)) return bad_arg(2);
+    *ep = e;
+    return DAT_SUCCESS;
+}
+[[gnu::always_inline]] inline DAT_RETURN send_checks(DAT_EP_HANDLE h, DAT_COUNT n,
+                                                     const DAT_LMR_TRIPLET *iov, Ep **ep) noexcept {
+    if (DAT_RETURN rc = post_checks(h, n, iov, ep); rc != DAT_SUCCESS) return rc;
+    if (n > (*ep)->attr.max_request_iov) return err(DAT_LENGTH_ERROR);
+    return DAT_SUCCESS;
+}
+[[gnu::cold]] DAT_RETURN recv_on_srq_ep(const Ep *ep) noexcept;  // traced (entries_ep.cpp)
+[[gnu::always_inline]] inline DAT_RETURN recv_checks(DAT_EP_HANDLE h, DAT_COUNT n,
+                                                     const DAT_LMR_TRIPLET *iov, Ep **ep) noexcept {
+    if (DAT_RETURN rc = post_checks(h, n, iov, ep); rc != DAT_SUCCESS) return rc;
+    if (n > (*ep)->attr.max_recv_iov) return err(DAT_LENGTH_ERROR);
+    if ((*ep)->srq != nullptr) return recv_on_srq_ep(*ep);
+    return DAT_SUCCESS;
+}
+
 DAT_DTO_COMPLETION_STATUS check_local_iov(const Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
                                           DAT_MEM_PRIV_FLAGS need, std::uint64_t *total) noexcept;
 // The same through the caller's cache of its last check (util/memory.hpp, LocalCheckCache).

@@ -125,8 +125,10 @@ inline Header *as_header(DAT_HANDLE h) noexcept {
 }
 
 // The live object of type T behind `h`, or nullptr. T declares `static constexpr kType`.
+// Inline everywhere: a hot entry point that got an out-of-line copy ran it outside the hot
+// block (tcp_hot_path_footprint).
 template <class T>
-T *as(DAT_HANDLE h) noexcept {
+[[gnu::always_inline]] inline T *as(DAT_HANDLE h) noexcept {
     Header *hdr = as_header(h);
     if (hdr == nullptr || hdr->type != T::kType) return nullptr;
     return static_cast<T *>(hdr);

@@ -205,8 +205,8 @@ bool same_key(const DAT_PROVIDER_INFO &a, const DAT_PROVIDER_INFO &b) noexcept {
 
 }  // namespace
 
-void provider_init(const DAT_PROVIDER_INFO *info, const char *ia_params,
-                   MakeTransportFn make) noexcept {
+void provider_init(const DAT_PROVIDER_INFO *info, const char *ia_params, MakeTransportFn make,
+                   const HotEntries *hot) noexcept {
     if (info == nullptr) return;
     try {
         std::lock_guard lk(g_mu);
@@ -217,6 +217,10 @@ void provider_init(const DAT_PROVIDER_INFO *info, const char *ia_params,
         inst.params = ia_params != nullptr ? ia_params : "";
         inst.make_transport = make;
         fill_table(&inst);
+        if (hot != nullptr && hot->ep_post_send != nullptr)
+            inst.table.ep_post_send_func = hot->ep_post_send;
+        if (hot != nullptr && hot->ep_post_recv != nullptr)
+            inst.table.ep_post_recv_func = hot->ep_post_recv;
         DAT_RETURN rc = dat_registry_add_provider(&inst.table, &inst.info);
         DAPL_TRC(rc == DAT_SUCCESS ? trace::kInfo : trace::kError, "init",
                  "register %s (params \"%s\"): 0x%x", inst.name.c_str(), inst.params.c_str(), rc);

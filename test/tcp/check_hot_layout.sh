@@ -94,7 +94,8 @@ check "$tcp" \
     'opendat::util::post_dto(' \
     'opendat::util::MemTable::check_iov(' \
     'opendat::tcp::TcpTransport::progress_inline(' \
-    'opendat::tcp::TcpTransport::ep_post_send(' \
+    'opendat::tcp::(anonymous namespace)::hot_post_send(' \
+    'opendat::tcp::(anonymous namespace)::hot_post_recv(' \
     'opendat::tcp::Engine::poll_inline(' \
     'opendat::tcp::Engine::wait_inline(' \
     'opendat::tcp::Engine::spin(' \
