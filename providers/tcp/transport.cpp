@@ -480,26 +480,21 @@ namespace {
     return tcp_ep(ep)->post_recv(n, iov, cookie);
 }
 
-// dat_ep_post_send and dat_ep_post_recv straight to the endpoint (util::HotEntries).
-[[gnu::hot]] DAT_RETURN hot_post_send(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
-                                      DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
+// dat_ep_post_send and dat_ep_post_recv straight to the endpoint (util::HotEntries): util's
+// checks for the call, then the post.
+template <auto Checks, auto Post>
+[[gnu::hot]] DAT_RETURN hot_post(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+                                 DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
     util::grace::Guard call;  // a hot entry point: its own (util/grace.hpp)
     util::Ep *ep = nullptr;
-    if (DAT_RETURN rc = util::send_checks(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
-    return post_send(ep, n, iov, cookie, flags);
-}
-
-[[gnu::hot]] DAT_RETURN hot_post_recv(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
-                                      DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {
-    util::grace::Guard call;  // a hot entry point: its own (util/grace.hpp)
-    util::Ep *ep = nullptr;
-    if (DAT_RETURN rc = util::recv_checks(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
-    return post_recv(ep, n, iov, cookie, flags);
+    if (DAT_RETURN rc = Checks(h, n, iov, &ep); rc != DAT_SUCCESS) return rc;
+    return Post(ep, n, iov, cookie, flags);
 }
 
 }  // namespace
 
-const util::HotEntries kHotEntries{hot_post_send, hot_post_recv};
+const util::HotEntries kHotEntries{hot_post<util::send_checks, post_send>,
+                                   hot_post<util::recv_checks, post_recv>};
 
 DAT_RETURN TcpTransport::ep_post_send(util::Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
                                       DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags) noexcept {

@@ -94,8 +94,8 @@ check "$tcp" \
     'opendat::util::post_dto(' \
     'opendat::util::MemTable::check_iov(' \
     'opendat::tcp::TcpTransport::progress_inline(' \
-    'opendat::tcp::(anonymous namespace)::hot_post_send(' \
-    'opendat::tcp::(anonymous namespace)::hot_post_recv(' \
+    'unsigned int opendat::tcp::(anonymous namespace)::hot_post<&opendat::util::send_checks, &opendat::tcp::(anonymous namespace)::post_send>(' \
+    'unsigned int opendat::tcp::(anonymous namespace)::hot_post<&opendat::util::recv_checks, &opendat::tcp::(anonymous namespace)::post_recv>(' \
     'opendat::tcp::Engine::poll_inline(' \
     'opendat::tcp::Engine::wait_inline(' \
     'opendat::tcp::Engine::spin(' \

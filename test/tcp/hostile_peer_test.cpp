@@ -65,6 +65,28 @@ DAT_RETURN open_with_long_close(Node &s) {
     return rc;
 }
 
+// Registers `mem` (which the test owns, to look at after the LMR is gone) as an LMR of
+// s's PZ with every privilege; *t describes all of it.
+::testing::AssertionResult own_lmr(Node &s, std::vector<unsigned char> &mem, DAT_LMR_HANDLE *lmr,
+                                   DAT_LMR_TRIPLET *t) {
+    DAT_REGION_DESCRIPTION region;
+    region.for_va = mem.data();
+    DAT_LMR_CONTEXT lctx = 0;
+    DAT_RMR_CONTEXT rctx = 0;
+    DAT_VLEN rl = 0;
+    DAT_VADDR ra = 0;
+    if (DAT_RETURN rc =
+            dat_lmr_create(s.ia, DAT_MEM_TYPE_VIRTUAL, region, mem.size(), s.pz,
+                           DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, lmr, &lctx, &rctx, &rl, &ra);
+        rc != DAT_SUCCESS)
+        return ::testing::AssertionFailure() << "dat_lmr_create: " << rc;
+    *t = DAT_LMR_TRIPLET{};
+    t->lmr_context = lctx;
+    t->virtual_address = reinterpret_cast<std::uintptr_t>(mem.data());
+    t->segment_length = mem.size();
+    return ::testing::AssertionSuccess();
+}
+
 // A READ_REQ (sequence `seq`) for the whole of `target`.
 FrameHeader read_all_of(const Buffer &target, std::uint32_t seq) {
     FrameHeader h = make_header(kReadReq, 0, seq);
@@ -91,20 +113,9 @@ TEST(HostilePeer, RevokedSrqReceiveIsGivenBack) {
     ASSERT_GE(fd, 0);
 
     std::vector<unsigned char> mem(256, 0x11);
-    DAT_REGION_DESCRIPTION region;
-    region.for_va = mem.data();
     DAT_LMR_HANDLE lmr = DAT_HANDLE_NULL;
-    DAT_LMR_CONTEXT lctx = 0;
-    DAT_RMR_CONTEXT rctx = 0;
-    DAT_VLEN rl = 0;
-    DAT_VADDR ra = 0;
-    ASSERT_EQ(dat_lmr_create(s.ia, DAT_MEM_TYPE_VIRTUAL, region, mem.size(), s.pz,
-                             DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &lmr, &lctx, &rctx, &rl, &ra),
-              DAT_SUCCESS);
     DAT_LMR_TRIPLET t{};
-    t.lmr_context = lctx;
-    t.virtual_address = reinterpret_cast<std::uintptr_t>(mem.data());
-    t.segment_length = mem.size();
+    ASSERT_TRUE(own_lmr(s, mem, &lmr, &t));
     DAT_DTO_COOKIE ck;
     ck.as_64 = 9;
     ASSERT_EQ(dat_srq_post_recv(srq, 1, &t, ck), DAT_SUCCESS);
@@ -847,20 +858,9 @@ TEST(HostilePeer, ASendIntoAFreedReceiveBufferWritesNothingAndBreaks) {
     ASSERT_EQ(s.open(), DAT_SUCCESS);
     ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
     std::vector<unsigned char> mem(64, 0x11);
-    DAT_REGION_DESCRIPTION region;
-    region.for_va = mem.data();
     DAT_LMR_HANDLE lmr = DAT_HANDLE_NULL;
-    DAT_LMR_CONTEXT lctx = 0;
-    DAT_RMR_CONTEXT rctx = 0;
-    DAT_VLEN rl = 0;
-    DAT_VADDR ra = 0;
-    ASSERT_EQ(dat_lmr_create(s.ia, DAT_MEM_TYPE_VIRTUAL, region, mem.size(), s.pz,
-                             DAT_MEM_PRIV_ALL_FLAG, DAT_VA_TYPE_VA, &lmr, &lctx, &rctx, &rl, &ra),
-              DAT_SUCCESS);
     DAT_LMR_TRIPLET t{};
-    t.lmr_context = lctx;
-    t.virtual_address = reinterpret_cast<std::uintptr_t>(mem.data());
-    t.segment_length = mem.size();
+    ASSERT_TRUE(own_lmr(s, mem, &lmr, &t));
     DAT_DTO_COOKIE ck;
     ck.as_64 = 5;
     ASSERT_EQ(dat_ep_post_recv(s.ep, 1, &t, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
