@@ -21,6 +21,11 @@ interval (valgrind makes the vDSO's system calls). Intervals that another thread
 (valgrind runs one thread at a time), or that ended in any other system call (a lock's
 futex, an epoll_wait), are left out.
 
+With --per-process, one row per kind and process: the two processes of a ping-pong run
+different loops (datbench's parent and its forked peer) and differ by several lines, raw TCP
+as well, so a median pooled over both flips between them from run to run; compare builds
+row by row.
+
 With --hot OBJECT... (the object files of the provider and libdat2), also lists the
 functions of those libraries that the ping-pongs' DAT intervals (send/recv, RDMA write and
 RDMA read turnarounds, empty rounds) ran but the compiler did not put in .text.hot ([[gnu::hot]], the
@@ -120,7 +125,7 @@ class Symbols:
 
 class Interval:
     __slots__ = ('kind', 'fd', 'maps', 'code', 'code_lines', 'data', 'data_by', 'instructions',
-                 'other_thread', 'last')
+                 'other_thread', 'last', 'process')
 
     def __init__(self, kind, fd, maps):
         self.kind, self.fd, self.maps = kind, fd, maps
@@ -131,6 +136,7 @@ class Interval:
         self.last = 0                      # the instruction run last
         self.instructions = 0
         self.other_thread = False
+        self.process = 0                   # which log (0: the parent)
 
 
 def touch(lines, line):
@@ -337,6 +343,10 @@ def main():
     ap.add_argument('--functions', type=int, default=0, metavar='N',
                     help='also list the N functions that run the most instructions per '
                          'interval of the --group kind')
+    ap.add_argument('--per-process', action='store_true',
+                    help='one row per interval kind and process (the parent first): the two '
+                         'processes of a ping-pong differ by several lines, and the pooled '
+                         'median flips between them from run to run')
     ap.add_argument('--group', default='DAT send/recv turnaround', metavar='KIND',
                     help='the interval kind --functions lists (a row name of the table; '
                          'default: %(default)s)')
@@ -350,7 +360,10 @@ def main():
             maps = Mappings()
         else:
             maps = children.get(pid) or parent.copy()
+        before = len(intervals)
         read_log(log, maps, intervals, args.max_bytes, children)
+        for iv in intervals[before:]:
+            iv.process = args.logs.index(log)
         parent = parent or maps
 
     groups = collections.defaultdict(list)
@@ -359,22 +372,30 @@ def main():
 
     order = ['raw TCP turnaround', 'DAT send/recv turnaround', 'DAT RDMA write turnaround',
              'DAT RDMA read turnaround', 'DAT other turnaround', 'raw TCP empty round', 'DAT empty round']
-    print('Between two system calls of a polled ping-pong, per interval (medians over both '
-          'processes):')
-    print('| interval                   | count | instructions | code lines | data lines | '
-          'code pages | data pages |')
-    print('|----------------------------|-------|--------------|------------|------------|'
-          '------------|------------|')
+    print('Between two system calls of a polled ping-pong, per interval (medians %s):'
+          % ('per process, p0 the parent' if args.per_process else 'over both processes'))
+    width = 30 if args.per_process else 26
+    print('| %-*s | count | instructions | code lines | data lines | code pages | data pages |'
+          % (width, 'interval'))
+    print('|%s|-------|--------------|------------|------------|------------|------------|'
+          % ('-' * (width + 2)))
     for g in order:
         ivs = groups.get(g)
         if not ivs:
             continue
-        med = lambda f: statistics.median(f(iv) for iv in ivs)
-        print('| %-26s | %5d | %12d | %10d | %10d | %10d | %10d |' % (
-            g, len(ivs), med(lambda iv: iv.instructions),
-            med(lambda iv: len(iv.code_lines)), med(lambda iv: len(iv.data)),
-            med(lambda iv: len({c >> 6 for c in iv.code_lines})),
-            med(lambda iv: len({d >> 6 for d in iv.data}))))
+        rows = [(g, ivs)]
+        if args.per_process:
+            by = collections.defaultdict(list)
+            for iv in ivs:
+                by[iv.process].append(iv)
+            rows = [('%s, p%d' % (g, p), by[p]) for p in sorted(by)]
+        for name, part in rows:
+            med = lambda f: statistics.median(f(iv) for iv in part)
+            print('| %-*s | %5d | %12d | %10d | %10d | %10d | %10d |' % (
+                width, name, len(part), med(lambda iv: iv.instructions),
+                med(lambda iv: len(iv.code_lines)), med(lambda iv: len(iv.data)),
+                med(lambda iv: len({c >> 6 for c in iv.code_lines})),
+                med(lambda iv: len({d >> 6 for d in iv.data}))))
 
     print('\nPages by where they are (mean per interval; c = code, d = data):')
     for g in order:
