@@ -80,10 +80,16 @@ bool TcpEp::leave_to_waiter() noexcept {
         // the frame machine, reap() and update_poll(), which would each find nothing to
         // do: some 17 lines of code fewer between two system calls (docs/benchmarks.md).
         if (in_.staged() == 0 && tx_idle() && sq_head_ == sq_tx_ &&
-            (detached_ || (registered_ && armed_ == kReadEvents)) &&
-            in_.fill() == BufferedSocket::Io::Again)
-            return HotRound::Quiet;
-        rx_continue(&tx_budget);
+            (detached_ || (registered_ && armed_ == kReadEvents))) {
+            const BufferedSocket::Io io = in_.fill();
+            if (io == BufferedSocket::Io::Again) return HotRound::Quiet;
+            // The stream's end or a socket error is ended here, as rx_round would: a second
+            // recv() there would read the end of the stream where this one read the error
+            // (and lose its trace).
+            if (io != BufferedSocket::Io::Done)
+                rx_stream_ended(io == BufferedSocket::Io::Failed ? in_.error() : 0);
+        }
+        rx_continue(&tx_budget);  // nothing once the connection ended
         took = in_.took_bytes();
     }
     // Nothing to send: no transmit round (a connection whose peer's end was read is no
