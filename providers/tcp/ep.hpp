@@ -195,6 +195,13 @@ class alignas(64) TcpEp final : public Pollable {
     // Receives completed, answers sent and requests completed so far: moves whenever a wait
     // of the receive side (a receive, an SRQ's, room for answers) has ended.
     std::uint64_t progress_mark() const noexcept { return rq_head_ + ctrl_head_ + sq_head_; }
+    // What holds for every frame of the agreed wire (rx_header, rx_fast_send): the magic,
+    // the version, flags and op that version and its capabilities define. Until the
+    // handshake completes, wire_ is version 1: the handshake's framing.
+    bool header_valid(const FrameHeader &h) const noexcept {
+        return h.magic == kWireMagic && h.version == wire_.version &&
+               flags_allowed(h.op, h.flags, wire_.caps) && op_allowed(h.op, wire_.caps);
+    }
     bool rx_fast_send() noexcept;  // a whole plain SEND, staged, in one step
     bool rx_header() noexcept;
     Step rx_dispatch() noexcept;

@@ -182,9 +182,8 @@ void TcpEp::peer_ended_while_blocked() noexcept {
         return false;
     FrameHeader &h = rx_.hdr;
     std::memcpy(&h, in_.peek(), kHdr);
-    if (h.op != kSend || h.magic != kWireMagic || h.version != wire_.version ||
-        extension_bytes(h, wire_.version) != 0 || (h.flags & kFlagAckReq) != 0 ||
-        !flags_allowed(h.op, h.flags, wire_.caps) || in_.staged() - kHdr < h.length ||
+    if (h.op != kSend || (h.flags & kFlagAckReq) != 0 || !header_valid(h) ||
+        extension_bytes(h, wire_.version) != 0 || in_.staged() - kHdr < h.length ||
         frame_too_large(h, tr_->limits()) != nullptr)
         return false;
     const std::size_t slot = rq_slot(rq_head_);
@@ -218,9 +217,7 @@ void TcpEp::peer_ended_while_blocked() noexcept {
         rx_.drop_frame(ext > 0 ? static_cast<std::size_t>(ext) : 0);
         return true;
     }
-    // Until the handshake completes, wire_ is version 1: the handshake's framing.
-    if (h.magic != kWireMagic || h.version != wire_.version || ext < 0 ||
-        !flags_allowed(h.op, h.flags, wire_.caps) || !op_allowed(h.op, wire_.caps)) {
+    if (ext < 0 || !header_valid(h)) {
         protocol_error("bad frame header");
         return false;
     }

@@ -283,17 +283,16 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     const std::size_t ext = w.hdr.op == kAtomicReq ? sizeof w.hdr_ext : 0;
     const std::size_t bytes = sizeof w.hdr + ext + (payload ? w.total : 0);
     if (bytes > kFlatSendMax) return false;
-    unsigned char *const flat = flat_;  // every byte sent is copied first
-    std::memcpy(flat, &w.hdr, sizeof w.hdr);
-    if (ext != 0) std::memcpy(flat + sizeof w.hdr, w.hdr_ext, ext);
+    std::memcpy(flat_, &w.hdr, sizeof w.hdr);
+    if (ext != 0) std::memcpy(flat_ + sizeof w.hdr, w.hdr_ext, ext);
     if (payload && w.total != 0) {
         util::AccessHold hold(ep->ia->mem);
         if (!source_alive(hold, TxSrc::Request, sq_tx_)) return false;  // the round fails it
-        copy_segments(&sq_iov_[slot * kMaxIov], w.niov, flat + sizeof w.hdr);
+        copy_segments(&sq_iov_[slot * kMaxIov], w.niov, flat_ + sizeof w.hdr);
     }
     ssize_t sent;
     do {
-        sent = sys::send(fd_.get(), flat, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+        sent = sys::send(fd_.get(), flat_, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
     } while (sent < 0 && errno == EINTR);
     if (sent < 0) {
         // Full: EPOLLOUT (update_poll) brings the round. Failed: the round's own send
