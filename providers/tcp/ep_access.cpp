@@ -64,7 +64,8 @@ namespace opendat::tcp {
 
 void TcpEp::access_revoked(bool receiving) noexcept {
     DAPL_TRC(trace::kInfo, "tcp",
-             "EP %p: memory revoked while a transfer %s it was in progress: connection broken",
+             "EP %p: the memory of a transfer %s it is not registered (never, or no longer): "
+             "connection broken",
              static_cast<void *>(ep), receiving ? "into" : "from");
     if (receiving) {
         if (rx_.done == RxState::Done::Recv) {

@@ -35,6 +35,15 @@ inline unsigned char *copy_segments(const DAT_LMR_TRIPLET *seg, std::uint32_t n,
     return to;
 }
 
+// The bytes a DAT segment list covers, saturated at the largest count (its lengths come
+// from the application unchecked, and must not wrap into a small capacity).
+inline std::uint64_t segments_bytes(const DAT_LMR_TRIPLET *seg, std::uint32_t n) noexcept {
+    std::uint64_t sum = 0;
+    for (std::uint32_t i = 0; i < n; ++i)
+        if (__builtin_add_overflow(sum, seg[i].segment_length, &sum)) return ~std::uint64_t{0};
+    return sum;
+}
+
 template <int N>
 class IovCursor {
   public:

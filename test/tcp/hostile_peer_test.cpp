@@ -883,3 +883,66 @@ TEST(HostilePeer, ASendIntoAFreedReceiveBufferWritesNothingAndBreaks) {
     for (unsigned char c : mem) ASSERT_EQ(c, 0x11);
     close(fd);
 }
+
+// A receive posted with a key no LMR has: dat_ep_post_recv accepts it (its keys are checked
+// when a message is placed, as an RC queue pair checks a receive's lkey), and the SEND that
+// arrives for it completes it with DAT_DTO_ERR_LOCAL_PROTECTION and breaks the connection,
+// writing nothing: a whole 8-byte SEND (the one-step placement), an empty one, and one
+// into two segments of which the second is unknown (the long way).
+struct UnknownKeyCase {
+    std::uint32_t len;
+    bool second_segment_unknown;
+};
+class ReceiveWithAnUnknownKey : public ::testing::TestWithParam<UnknownKeyCase> {};
+
+TEST_P(ReceiveWithAnUnknownKey, CompletesInErrorWhenASendArrivesAndWritesNothing) {
+    const UnknownKeyCase c = GetParam();
+    Node s;
+    ASSERT_EQ(s.open(), DAT_SUCCESS);
+    ASSERT_EQ(s.make_ep(), DAT_SUCCESS);
+    std::vector<unsigned char> mem(64, 0x11);
+    DAT_LMR_HANDLE lmr = DAT_HANDLE_NULL;
+    DAT_LMR_TRIPLET t{};
+    ASSERT_TRUE(own_lmr(s, mem, &lmr, &t));
+    DAT_LMR_TRIPLET iov[2] = {t, t};
+    DAT_COUNT n = 1;
+    if (c.second_segment_unknown) {
+        iov[0].segment_length = 4;
+        iov[1].virtual_address += 4;
+        iov[1].segment_length = 60;
+        iov[1].lmr_context ^= 0x13572468;
+        n = 2;
+    } else {
+        iov[0].lmr_context ^= 0x13572468;
+    }
+    DAT_DTO_COOKIE ck;
+    ck.as_64 = 9;
+    ASSERT_EQ(dat_ep_post_recv(s.ep, n, iov, ck, DAT_COMPLETION_DEFAULT_FLAG), DAT_SUCCESS);
+    DAT_CONN_QUAL qual = 0;
+    ASSERT_EQ(s.listen(&qual), DAT_SUCCESS);
+    int fd = raw_peer(s, qual);
+    ASSERT_GE(fd, 0);
+    std::vector<unsigned char> stream;
+    append_send(&stream, c.len, 1, 0xEE);
+    ASSERT_TRUE(attack::send_all(fd, stream.data(), stream.size()));
+
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_DTO_COMPLETION_EVENT);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64, 9u);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_ERR_LOCAL_PROTECTION);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
+    for (unsigned char b : mem) ASSERT_EQ(b, 0x11);
+    close(fd);
+    EXPECT_EQ(dat_lmr_free(lmr), DAT_SUCCESS);
+}
+
+INSTANTIATE_TEST_SUITE_P(HostilePeer, ReceiveWithAnUnknownKey,
+                         ::testing::Values(UnknownKeyCase{8, false}, UnknownKeyCase{0, false},
+                                           UnknownKeyCase{8, true}),
+                         [](const ::testing::TestParamInfo<UnknownKeyCase> &i) {
+                             return std::string(i.param.second_segment_unknown ? "SecondOfTwo"
+                                                                               : "OneSegment") +
+                                    std::to_string(i.param.len) + "Bytes";
+                         });
