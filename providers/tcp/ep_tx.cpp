@@ -182,18 +182,20 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     w.niov = static_cast<std::uint32_t>(n);
     w.transmitted = false;
     w.replied = false;
-    // Copied first, and the copy checked (as in post_recv): what is sent, and its length in
-    // the frame header and in send_alone's flat buffer, is what passed the check, whatever
-    // the caller's array holds by then.
+    // Copied first (as in post_recv): what is sent, and its length in the frame header and
+    // in send_alone's flat buffer, is what is checked, whatever the caller's array holds by
+    // then.
     DAT_LMR_TRIPLET *mine = &sq_iov_[slot * kMaxIov];
     copy_iov(mine, iov, n);
-    // Local reads need no privilege; an RDMA read (and an atomic's original value)
-    // writes into local memory.
     const bool atomic = x != nullptr && !x->immed_op;
-    w.status = util::check_local_iov(
-        ep, n, mine,
-        dto == DAT_DTO_RDMA_READ || atomic ? DAT_MEM_PRIV_LOCAL_WRITE_FLAG : DAT_MEM_PRIV_NONE_FLAG,
-        &w.total, &request_check_);
+    // The keys are checked once, where the bytes move, under the revocation hold: a
+    // payload as it is sent (source_alive: local reads need no privilege), an RDMA read's
+    // data or an atomic's original value as it is written (LOCAL_WRITE; rx_target_alive,
+    // on_atomic_resp). A check here could not spare those (the LMR may be freed in
+    // between); a request that fails them completes with DAT_DTO_ERR_LOCAL_PROTECTION in
+    // posting order and breaks the connection, as an RC queue pair's work request does.
+    w.total = segments_bytes(mine, static_cast<std::uint32_t>(n));
+    w.status = DAT_DTO_SUCCESS;
     // The transport's limit, not the EP attribute: like an HCA, we do not hold consumers
     // to the sizes they asked for at ep_create (dtest asks for 64 KiB and writes 4 MiB).
     const util::Limits &lim = tr_->limits();
@@ -239,9 +241,9 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
         w.need_reply = true;
     }
     if (w.status != DAT_DTO_SUCCESS) {
-        // A local protection or length error puts an RC endpoint into the error state:
-        // this request completes with its status, the outstanding work is flushed and the
-        // connection breaks.
+        // A local length error (above the transport's limit) puts an RC endpoint into the
+        // error state: this request completes with its status, the outstanding work is
+        // flushed and the connection breaks.
         w.transmitted = true;
         w.need_reply = false;
         ++sq_tail_;

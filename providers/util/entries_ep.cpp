@@ -16,21 +16,6 @@
 
 namespace opendat::util {
 
-[[gnu::hot]] DAT_DTO_COMPLETION_STATUS check_local_iov(const Ep *ep, DAT_COUNT n,
-                                                       const DAT_LMR_TRIPLET *iov,
-                                                       DAT_MEM_PRIV_FLAGS need,
-                                                       std::uint64_t *total) noexcept {
-    return ep->ia->mem.check_iov(iov, n, ep->pz, need, total);
-}
-
-[[gnu::hot]] DAT_DTO_COMPLETION_STATUS check_local_iov(const Ep *ep, DAT_COUNT n,
-                                                       const DAT_LMR_TRIPLET *iov,
-                                                       DAT_MEM_PRIV_FLAGS need,
-                                                       std::uint64_t *total,
-                                                       LocalCheckCache *cache) noexcept {
-    return ep->ia->mem.check_iov(iov, n, ep->pz, need, total, cache);
-}
-
 namespace entry {
 
 namespace {

@@ -20,10 +20,6 @@ auto enum_bits(const E &e) noexcept {
     return v;
 }
 
-// Validates a local IOV against the EP's PZ and the LMR table: every segment with a
-// non-zero length must lie inside a live LMR of that PZ granting `need`. Sets *total to
-// the IOV's byte count. Local reads need no privilege (as on an HCA); a receive or RDMA
-// read destination needs DAT_MEM_PRIV_LOCAL_WRITE_FLAG.
 // dat_ep_post_rdma_write's argument checks (entries_ep.cpp), shared with the write with
 // immediate data (extension.cpp): a live EP, a local IOV, the remote triplet, and no more
 // segments than the EP's attributes allow. Sets *ep.
@@ -56,12 +52,5 @@ DAT_RETURN rdma_write_checks(DAT_EP_HANDLE h, DAT_COUNT n, const DAT_LMR_TRIPLET
     if ((*ep)->srq != nullptr) return recv_on_srq_ep(*ep);
     return DAT_SUCCESS;
 }
-
-DAT_DTO_COMPLETION_STATUS check_local_iov(const Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                          DAT_MEM_PRIV_FLAGS need, std::uint64_t *total) noexcept;
-// The same through the caller's cache of its last check (util/memory.hpp, LocalCheckCache).
-DAT_DTO_COMPLETION_STATUS check_local_iov(const Ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-                                          DAT_MEM_PRIV_FLAGS need, std::uint64_t *total,
-                                          LocalCheckCache *cache) noexcept;
 
 }  // namespace opendat::util

@@ -37,11 +37,12 @@ void MemTable::remove(KeyKind kind, std::uint32_t key) noexcept {
         return;
     }
     lmr_.erase(key);
-    // Before the lock is let go: a post that reads the old generation after this remove
-    // returns could pass a freed LMR from its cache. Only an LMR's removal can make a
-    // cached answer wrong (a new key never takes a live one's place; RMR keys are another
-    // map), so windows bound and unbound per operation leave the caches warm.
-    lmr_gen_.fetch_add(1, std::memory_order_release);
+    // Under the exclusive lock, where every cached answer reads it (under the shared one):
+    // a chunk checked after this remove returns sees the new generation. Only an LMR's
+    // removal can make a cached answer wrong (a new key never takes a live one's place;
+    // RMR keys are another map), so windows bound and unbound per operation leave the
+    // caches warm.
+    lmr_gen_.fetch_add(1, std::memory_order_relaxed);
 }
 
 DAT_DTO_COMPLETION_STATUS MemTable::check(KeyKind kind, std::uint32_t key, const Pz *pz,
@@ -56,18 +57,6 @@ DAT_DTO_COMPLETION_STATUS MemTable::check(KeyKind kind, std::uint32_t key, const
                                                            std::uint64_t *total) const noexcept {
     std::shared_lock lk(mu_);  // once per post, not once per segment
     return check_iov_locked(iov, n > 0 ? static_cast<std::uint32_t>(n) : 0, pz, need, total);
-}
-
-[[gnu::hot]] DAT_DTO_COMPLETION_STATUS MemTable::check_iov(const DAT_LMR_TRIPLET *iov, DAT_COUNT n,
-                                                           const Pz *pz, DAT_MEM_PRIV_FLAGS need,
-                                                           std::uint64_t *total,
-                                                           LocalCheckCache *cache) const noexcept {
-    if (n == 1 && answers(*cache, lmr_gen_.load(std::memory_order_acquire), iov[0], pz, need)) {
-        if (total != nullptr) *total = iov[0].segment_length;
-        return DAT_DTO_SUCCESS;
-    }
-    std::shared_lock lk(mu_);
-    return check_iov_locked(iov, n > 0 ? static_cast<std::uint32_t>(n) : 0, pz, need, total, cache);
 }
 
 [[gnu::hot]] bool MemTable::answers(const LocalCheckCache &cache, std::uint64_t gen,

@@ -30,12 +30,11 @@ class AccessHold;
 
 enum class KeyKind { Lmr, Rmr };
 
-// The last one-segment local IOV a post passed (MemTable::check_iov): the next post
-// through the same LMR, with no LMR freed in between (the table's LMR generation
-// unchanged), passes without the table's lock and lookup. Owned by whoever posts (an
-// endpoint, one per kind of post), used under that owner's lock. A post's check is a
-// snapshot either way: what keeps memory safe to touch is the re-check under the revocation
-// barrier when the bytes move (util/access_guard.hpp).
+// The last one-segment local IOV that passed a check under the revocation hold
+// (AccessHold::local, MemTable::check_iov_locked): the next one through the same LMR, with
+// no LMR freed in between (the table's LMR generation unchanged), passes without the
+// table's lookup. Owned by whoever moves the bytes (an endpoint, one per direction), used
+// under that owner's lock.
 struct LocalCheckCache {
     std::uint64_t gen = 0;  // the table's LMR generation when it was filled; 0: empty
     std::uint32_t key = 0;
@@ -59,11 +58,6 @@ class MemTable {
     DAT_DTO_COMPLETION_STATUS check_iov(const DAT_LMR_TRIPLET *iov, DAT_COUNT n, const Pz *pz,
                                         DAT_MEM_PRIV_FLAGS need,
                                         std::uint64_t *total) const noexcept;
-    // The same, answered from `cache` when it can be (see LocalCheckCache), and filling it
-    // when a one-segment IOV passes the full check.
-    DAT_DTO_COMPLETION_STATUS check_iov(const DAT_LMR_TRIPLET *iov, DAT_COUNT n, const Pz *pz,
-                                        DAT_MEM_PRIV_FLAGS need, std::uint64_t *total,
-                                        LocalCheckCache *cache) const noexcept;
 
   private:
     friend class AccessHold;  // the revocation barrier (util/access_guard.hpp) holds mu_
@@ -76,7 +70,8 @@ class MemTable {
     DAT_DTO_COMPLETION_STATUS check_iov_locked(const DAT_LMR_TRIPLET *iov, std::uint32_t n,
                                                const Pz *pz, DAT_MEM_PRIV_FLAGS need,
                                                std::uint64_t *total) const noexcept;
-    // The same through `cache` (mu_ held).
+    // The same, answered from `cache` when it can be (see LocalCheckCache), and filling it
+    // when a one-segment IOV passes the full check (mu_ held).
     DAT_DTO_COMPLETION_STATUS check_iov_locked(const DAT_LMR_TRIPLET *iov, std::uint32_t n,
                                                const Pz *pz, DAT_MEM_PRIV_FLAGS need,
                                                std::uint64_t *total,

@@ -310,9 +310,9 @@ TEST_P(RevokeTest, UnreadReadResponseSendsNothingAfterRevocation) {
 
 // The application's own send, stalled by a peer that does not read: the application frees
 // the LMR it sends from and writes a secret into the memory. The rest of the message must
-// never carry the secret, whatever the endpoint remembers of the LMR it checked at post
-// time (util::LocalCheckCache): the send completes with DAT_DTO_ERR_LOCAL_PROTECTION and
-// the connection breaks.
+// never carry the secret, whatever the endpoint remembers of the LMR it last checked
+// (util::LocalCheckCache): the send completes with DAT_DTO_ERR_LOCAL_PROTECTION and the
+// connection breaks.
 TEST(Attack, FreedSendSourceIsNeverSent) {
     constexpr std::size_t kLen = 32u << 20;
     Channel ch;

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "util/access_guard.hpp"
 #include "util/evd.hpp"
 #include "util/memory.hpp"
 #include "util/objects.hpp"
@@ -68,11 +69,12 @@ TEST(UtilMemTable, BoundsPrivilegesAndPz) {
               DAT_DTO_ERR_REMOTE_ACCESS);
 }
 
-// A post's check through its cache of the last IOV it passed (LocalCheckCache) answers as
-// the full check does: a freed LMR fails at once (its removal moves the table's
-// generation), as does a key added and removed anywhere in between, another PZ, a
-// privilege the LMR lacks (though the cache was filled by a check that needed none), and a
-// segment outside the region. A multi-segment IOV goes to the full check.
+// A check under the revocation hold through its cache of the last IOV it passed
+// (LocalCheckCache) answers as the full check does: a freed LMR fails at once (its removal
+// moves the table's generation), as does a key added and removed anywhere in between,
+// another PZ, a privilege the LMR lacks (though the cache was filled by a check that
+// needed none), and a segment outside the region. A multi-segment IOV goes to the full
+// check.
 TEST(UtilMemTable, TheCheckCacheAnswersAsTheTableDoes) {
     MemTable t;
     Pz *pz = reinterpret_cast<Pz *>(0x1000), *other = reinterpret_cast<Pz *>(0x2000);
@@ -85,15 +87,17 @@ TEST(UtilMemTable, TheCheckCacheAnswersAsTheTableDoes) {
     LocalCheckCache cache;
     const auto ok = DAT_DTO_SUCCESS, bad = DAT_DTO_ERR_LOCAL_PROTECTION;
     DAT_LMR_TRIPLET s{0x10000, 64, key};
-    std::uint64_t total = 0;
+    auto check_n = [&](const DAT_LMR_TRIPLET *segs, std::uint32_t n, const Pz *in,
+                       DAT_MEM_PRIV_FLAGS need) {
+        AccessHold hold(t);
+        return hold.local(segs, n, in, need, &cache);
+    };
     auto check = [&](const DAT_LMR_TRIPLET &seg, const Pz *in, DAT_MEM_PRIV_FLAGS need) {
-        total = 0;
-        return t.check_iov(&seg, 1, in, need, &total, &cache);
+        return check_n(&seg, 1, in, need);
     };
     EXPECT_EQ(check(s, pz, DAT_MEM_PRIV_NONE_FLAG), ok);  // fills the cache
-    EXPECT_EQ(total, 64u);
+    EXPECT_EQ(cache.key, key);
     EXPECT_EQ(check(s, pz, DAT_MEM_PRIV_NONE_FLAG), ok);  // answered by it
-    EXPECT_EQ(total, 64u);
     EXPECT_EQ(check(s, other, DAT_MEM_PRIV_NONE_FLAG), bad);
     EXPECT_EQ(check(s, pz, DAT_MEM_PRIV_LOCAL_WRITE_FLAG), bad) << "a read-only LMR";
     DAT_LMR_TRIPLET last{0x10fc0, 64, key}, past{0x10fc1, 64, key}, before{0xfff0, 64, key};
@@ -112,7 +116,7 @@ TEST(UtilMemTable, TheCheckCacheAnswersAsTheTableDoes) {
     EXPECT_EQ(check(gone, pz, DAT_MEM_PRIV_NONE_FLAG), bad);
     // Two segments, one of them outside: the full check, which refuses.
     DAT_LMR_TRIPLET two[2] = {s, past};
-    EXPECT_EQ(t.check_iov(two, 2, pz, DAT_MEM_PRIV_NONE_FLAG, &total, &cache), bad);
+    EXPECT_EQ(check_n(two, 2, pz, DAT_MEM_PRIV_NONE_FLAG), bad);
     // The LMR is freed: the very IOV the cache passed a moment ago fails.
     EXPECT_EQ(check(s, pz, DAT_MEM_PRIV_NONE_FLAG), ok);
     t.remove(KeyKind::Lmr, key);
