@@ -111,6 +111,10 @@ class alignas(64) TcpEp final : public Pollable {
     DAT_RETURN post_request(DAT_DTOS dto, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
                             DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
                             DAT_COMPLETION_FLAGS flags, const ExtArgs *x = nullptr) noexcept;
+    // A plain one-segment SEND with nothing else to do, in one step (ep_tx.cpp). False:
+    // nothing done, post_request takes it.
+    bool send_now(const DAT_LMR_TRIPLET &seg, DAT_DTO_COOKIE cookie,
+                  DAT_COMPLETION_FLAGS flags) noexcept;
     DAT_RETURN post_recv(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie) noexcept;
     void idle(bool *recv_idle, bool *req_idle) const noexcept;
     void destroy() noexcept;  // ep_free: drop the connection, no events
@@ -153,6 +157,8 @@ class alignas(64) TcpEp final : public Pollable {
     bool queue_ctrl(const FrameHeader &hdr, const void *data) noexcept;
     bool defer_tx() noexcept;    // this post joins a burst: EPOLLOUT sends it (ep_tx.cpp)
     bool send_alone() noexcept;  // the post's frame, alone and small, straight out (ep_tx.cpp)
+    void send_now_rest(const DAT_LMR_TRIPLET &s, DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags,
+                       const FrameHeader &h, std::size_t sent) noexcept;
     bool ctrl_full() const noexcept { return ctrl_tail_ - ctrl_head_ == ctrl_.size(); }
     // Nothing to transmit: no frame under way or queued, no DISC due. A polled round
     // that only received (every round of a ping-pong) then skips the transmit round and

@@ -266,6 +266,81 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     return DAT_SUCCESS;
 }
 
+// A plain SEND of one small segment on a connection with nothing else to send or to
+// complete (a ping-pong's every send): the frame is built in the flat buffer, its payload
+// checked and copied under the revocation hold, and it leaves with one send(); the
+// completion is posted at once. No request slot is written, since nothing will look at it:
+// a SEND without ACK_REQ gets no reply, and the ring's counters move past it (its seq is
+// the slot's, as post_request's would be). This is post_request, defer_tx, send_alone,
+// reap and update_poll for that case, each of which would find nothing else to do, on
+// fewer lines of code and data (docs/benchmarks.md, "A plain SEND in one step").
+// False: nothing was done or sent; post_request takes it the long way, which may defer it
+// (a completion is waiting: perhaps a burst), refuse it, fail it (a key that does not
+// pass, a size above the limit), or queue it behind a full socket.
+[[gnu::hot]] bool TcpEp::send_now(const DAT_LMR_TRIPLET &seg, DAT_DTO_COOKIE cookie,
+                                  DAT_COMPLETION_FLAGS flags) noexcept {
+    constexpr DAT_COMPLETION_FLAGS kQuiet = static_cast<DAT_COMPLETION_FLAGS>(
+        DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG);
+    const DAT_LMR_TRIPLET s = seg;  // read once: what is checked is what is sent
+    if (dead_ || phase_ != Phase::Connected || sq_head_ != sq_tail_ || tx_src_ != TxSrc::None ||
+        ctrl_head_ != ctrl_tail_ || (flags & ~kQuiet) != 0 ||
+        s.segment_length > kFlatSendMax - sizeof(FrameHeader) ||
+        s.segment_length > tr_->limits().max_message_size ||
+        ep->delayed_ack.load(std::memory_order_relaxed))
+        return false;
+    util::Evd *const evd = ep->request_evd;
+    if (evd != nullptr && evd->has_events_hint()) return false;
+    const auto len = static_cast<std::uint32_t>(s.segment_length);
+    const FrameHeader h = frame(kSend, len, static_cast<std::uint32_t>(sq_tail_));
+    std::memcpy(flat_, &h, sizeof h);
+    if (len != 0) {
+        util::AccessHold hold(ep->ia->mem);
+        if (hold.local(&s, 1, ep->pz, DAT_MEM_PRIV_NONE_FLAG, &request_check_) != DAT_DTO_SUCCESS)
+            return false;
+        std::memcpy(flat_ + sizeof h, segment_base(s), len);
+    }
+    const std::size_t bytes = sizeof h + len;
+    ssize_t sent;
+    do {
+        sent = sys::send(fd_.get(), flat_, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (sent < 0 && errno == EINTR);
+    if (sent <= 0) return false;  // full, or failed: the long way's send says which
+    tx_frame_traced(this, h);
+    tx_sent_ += static_cast<std::uint64_t>(sent);
+    if (static_cast<std::size_t>(sent) != bytes) {
+        send_now_rest(s, cookie, flags, h, static_cast<std::size_t>(sent));
+        return true;
+    }
+    sq_head_ = sq_tx_ = ++sq_tail_;
+    if (evd != nullptr && (flags & kQuiet) == 0)
+        util::post_dto(evd, ep, cookie, DAT_DTO_SUCCESS, static_cast<DAT_COUNT>(len), DAT_DTO_SEND);
+    return true;
+}
+
+// The socket took send_now's frame in part: the request is queued as post_request would
+// have queued it, as the frame under way, and the transmit round (EPOLLOUT) sends the rest
+// from the application's memory, re-checked as it goes, as after send_alone.
+[[gnu::cold]] void TcpEp::send_now_rest(const DAT_LMR_TRIPLET &s, DAT_DTO_COOKIE cookie,
+                                        DAT_COMPLETION_FLAGS flags, const FrameHeader &h,
+                                        std::size_t sent) noexcept {
+    const std::size_t slot = sq_slot(sq_tail_);
+    RequestWr &w = sq_[slot];
+    w = RequestWr{};
+    w.cookie = cookie;
+    w.flags = flags;
+    w.dto = DAT_DTO_SEND;
+    w.hdr = h;
+    w.niov = 1;
+    w.total = h.length;
+    sq_iov_[slot * kMaxIov] = s;
+    ++sq_tail_;
+    tx_src_ = TxSrc::Request;
+    tx_frame_.clear();
+    describe_frame(TxSrc::Request, sq_tx_, &tx_frame_, false);
+    tx_frame_.consume(sent);
+    update_poll();
+}
+
 // A post whose frame is the only one to transmit, and small (a ping-pong's every post):
 // header and payload are copied into one flat buffer and leave with one send(), without
 // the transmit round's frame selection, batch gathering, iovec bookkeeping and the

@@ -463,7 +463,9 @@ namespace {
                                                    DAT_DTO_COOKIE cookie,
                                                    DAT_COMPLETION_FLAGS flags) noexcept {
     std::lock_guard lk(ep->mu);
-    return tcp_ep(ep)->post_request(DAT_DTO_SEND, n, iov, cookie, nullptr, flags);
+    TcpEp *const t = tcp_ep(ep);
+    if (n == 1 && t->send_now(*iov, cookie, flags)) return DAT_SUCCESS;
+    return t->post_request(DAT_DTO_SEND, n, iov, cookie, nullptr, flags);
 }
 
 [[gnu::always_inline]] inline DAT_RETURN post_recv(util::Ep *ep, DAT_COUNT n,

@@ -110,6 +110,7 @@ check "$tcp" \
     'opendat::tcp::TcpEp::tx_progress(' \
     'opendat::tcp::TcpEp::post_request(' \
     'opendat::tcp::TcpEp::send_alone(' \
+    'opendat::tcp::TcpEp::send_now(' \
     'opendat::tcp::TcpEp::post_recv(' \
     'opendat::tcp::TcpEp::reap(' \
     'opendat::tcp::TcpEp::update_poll(' \
