@@ -733,7 +733,7 @@ void TcpEp::idle(bool *recv_idle, bool *req_idle) const noexcept {
     *req_idle = sq_head_ == sq_tail_;
 }
 
-[[gnu::hot]] void TcpEp::update_poll() noexcept {
+[[gnu::hot]] void TcpEp::update_poll_full() noexcept {
     if (!fd_ || dead_) return;
     std::uint32_t want = 0;
     if (phase_ == Phase::Connecting) {

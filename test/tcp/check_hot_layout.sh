@@ -113,7 +113,7 @@ check "$tcp" \
     'opendat::tcp::TcpEp::send_now(' \
     'opendat::tcp::TcpEp::post_recv(' \
     'opendat::tcp::TcpEp::reap(' \
-    'opendat::tcp::TcpEp::update_poll(' \
+    'opendat::tcp::TcpEp::update_poll_full(' \
     'opendat::tcp::BufferedSocket::refill(' \
     'opendat::tcp::BufferedSocket::assemble(' \
     'opendat::tcp::send_frames(' || status=1
