@@ -11,7 +11,9 @@
 #   tools/bench_turnaround.sh [-b BUILD_DIR] [-r ROUNDS] [-n ITERS] [-i IA] [-p PORT]
 #
 # Server on CPU 0, client on CPU 1, at nice -15 when allowed. Build tree only (the preload
-# module is not installed). Run it in a private network namespace if you like:
+# module is not installed). The DAT side runs the build tree's copy of the tcp provider that
+# makes its system calls through glibc's syscall(), which the preload interposes: the
+# shipped one makes recv and send in line, which no preload sees (providers/util/sys_io.hpp). Run it in a private network namespace if you like:
 # unshare -n bash -c 'ip link set lo up; tools/bench_turnaround.sh'.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,11 +34,18 @@ preload=$build/tools/datbench/libdatbench-turnaround.so
 for f in "$datbench" "$preload"; do
     [[ -e $f ]] || { echo "bench_turnaround: no $f (build first, or -b BUILD_DIR)" >&2; exit 1; }
 done
-conf=${DAT_OVERRIDE:-$build/conf/dat.conf}
+conf_in=${DAT_OVERRIDE:-$build/conf/dat.conf}
+# The tcp provider's copy whose system calls the preload sees (tools/datbench/CMakeLists.txt):
+# a dat.conf naming it in place of the shipped library.
+traced=$build/tools/datbench/libopendat-tcp-syscall-fn.so
+[[ -e $traced ]] || { echo "bench_turnaround: no $traced (build first)" >&2; exit 1; }
+conf=$(mktemp)
+sed "s|[^ ]*/libopendat-tcp\.so |$traced |" "$conf_in" >"$conf"
+grep -q "$traced" "$conf" || { echo "bench_turnaround: no tcp provider in $conf_in" >&2; exit 1; }
 nice_=""
 nice -n -15 true 2>/dev/null && nice_="nice -n -15"
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+trap 'rm -f "$out" "$conf"' EXIT
 for ((r = 1; r <= rounds; r++)); do
     DAT_OVERRIDE=$conf LD_PRELOAD=$preload $nice_ "$datbench" -q -i "$ia" -p "$port" -n "$iters" \
         --lat-max 8 --bw-min 4096 --bw-max 4096 -b 1048576 -r 1 --rate-msgs 2000 \

@@ -39,15 +39,21 @@ namespace opendat::tcp {
     if (drained_ || budget_ == 0) return Io::Again;
     pos_ = len_ = 0;
     for (;;) {
-        ssize_t n = sys::recv(fd_, stage_, kStage, MSG_DONTWAIT);
+        const long n = sys::recv_raw(fd_, stage_, kStage, MSG_DONTWAIT);  // or -errno
         if (n > 0) {
             len_ = static_cast<std::size_t>(n);
             budget_ = budget_ > len_ ? budget_ - len_ : 0;
             drained_ = len_ < kStage;
             return Io::Done;
         }
-        if (n < 0 && errno == EINTR) continue;
-        return end_of_read(n);
+        if (n == -EINTR) continue;
+        if (n == -EAGAIN || n == -EWOULDBLOCK) {
+            drained_ = true;
+            return Io::Again;
+        }
+        if (n == 0) return Io::Closed;
+        errno_ = static_cast<int>(-n);
+        return Io::Failed;
     }
 }
 

@@ -195,9 +195,7 @@ void TcpEp::peer_ended_while_blocked() noexcept {
         if (hold.local(seg, 1, ep->pz, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, &recv_check_) !=
             DAT_DTO_SUCCESS)
             return false;
-        if (h.length != 0)
-            std::memcpy(reinterpret_cast<void *>(static_cast<std::uintptr_t>(seg->virtual_address)),
-                        in_.peek() + kHdr, h.length);
+        copy_bytes(segment_base(*seg), in_.peek() + kHdr, h.length);
     }
     in_.drop(kHdr + h.length);
     rx_frame_traced(this, h);

@@ -297,13 +297,13 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
         util::AccessHold hold(ep->ia->mem);
         if (hold.local(&s, 1, ep->pz, DAT_MEM_PRIV_NONE_FLAG, &request_check_) != DAT_DTO_SUCCESS)
             return false;
-        std::memcpy(flat_ + sizeof h, segment_base(s), len);
+        copy_bytes(flat_ + sizeof h, segment_base(s), len);
     }
     const std::size_t bytes = sizeof h + len;
-    ssize_t sent;
+    long sent;  // or -errno
     do {
-        sent = sys::send(fd_.get(), flat_, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
-    } while (sent < 0 && errno == EINTR);
+        sent = sys::send_raw(fd_.get(), flat_, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (sent == -EINTR);
     if (sent <= 0) return false;  // full, or failed: the long way's send says which
     tx_frame_traced(this, h);
     tx_sent_ += static_cast<std::uint64_t>(sent);
@@ -369,14 +369,14 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
         if (!source_alive(hold, TxSrc::Request, sq_tx_)) return false;  // the round fails it
         copy_segments(&sq_iov_[slot * kMaxIov], w.niov, flat_ + sizeof w.hdr);
     }
-    ssize_t sent;
+    long sent;  // or -errno
     do {
-        sent = sys::send(fd_.get(), flat_, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
-    } while (sent < 0 && errno == EINTR);
+        sent = sys::send_raw(fd_.get(), flat_, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (sent == -EINTR);
     if (sent < 0) {
         // Full: EPOLLOUT (update_poll) brings the round. Failed: the round's own send
         // fails the same way and ends the connection.
-        return errno == EAGAIN || errno == EWOULDBLOCK;
+        return sent == -EAGAIN || sent == -EWOULDBLOCK;
     }
     tx_frame_traced(this, w.hdr);
     tx_sent_ += static_cast<std::uint64_t>(sent);

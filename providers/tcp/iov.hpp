@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include <dat2/udat.h>
 
@@ -20,6 +21,44 @@ constexpr int kMaxIov = 16;
 // Where a DAT segment's bytes are: the process's own memory, at its virtual address.
 inline void *segment_base(const DAT_LMR_TRIPLET &seg) noexcept {
     return reinterpret_cast<void *>(static_cast<std::uintptr_t>(seg.virtual_address));
+}
+
+// Copies `n` bytes, a small message's in line: up to 64 bytes as overlapping 16-, 8-, 4- or
+// 1-byte moves (what libc's memcpy itself does for small sizes), without the call through
+// the PLT to libc, whose stub, GOT entry and code are lines a ping-pong's every message
+// fetched again after the system call before it (docs/benchmarks.md). Larger: memcpy.
+[[gnu::always_inline]] inline void copy_bytes(void *to, const void *from, std::size_t n) noexcept {
+    auto *d = static_cast<unsigned char *>(to);
+    const auto *s = static_cast<const unsigned char *>(from);
+    auto move = [&](std::size_t at, auto width) {
+        unsigned char chunk[decltype(width)::value];
+        __builtin_memcpy(chunk, s + at, sizeof chunk);
+        __builtin_memcpy(d + at, chunk, sizeof chunk);
+    };
+    using W16 = std::integral_constant<std::size_t, 16>;
+    using W8 = std::integral_constant<std::size_t, 8>;
+    using W4 = std::integral_constant<std::size_t, 4>;
+    if (n > 64) {
+        std::memcpy(d, s, n);
+    } else if (n > 32) {
+        move(0, W16{});
+        move(16, W16{});
+        move(n - 32, W16{});
+        move(n - 16, W16{});
+    } else if (n >= 16) {
+        move(0, W16{});
+        move(n - 16, W16{});
+    } else if (n >= 8) {
+        move(0, W8{});
+        move(n - 8, W8{});
+    } else if (n >= 4) {
+        move(0, W4{});
+        move(n - 4, W4{});
+    } else if (n > 0) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+    }
 }
 
 // The bytes of a DAT segment list, in order, copied to `to` (room for all of them); the

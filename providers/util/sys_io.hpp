@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <ctime>
 
@@ -109,6 +110,46 @@ inline int poll(pollfd *fds, nfds_t n, int timeout_ms) noexcept {
 // clock_nanosleep on CLOCK_MONOTONIC, relative: every architecture has it.
 inline int nanosleep(const timespec *t) noexcept {
     return static_cast<int>(::syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, t, nullptr));
+}
+#endif
+
+// recv and send for the data path's hottest calls (a polled connection's every round and a
+// ping-pong's every send), returning the kernel's answer as it is: the byte count, or
+// -errno, with errno left alone. On x86-64 the system call is made in line: glibc's
+// syscall() is one more function, one more PLT entry and GOT line, and errno one more
+// thread-local store, each a line or two to fetch again after every system call on a
+// machine whose system calls cool the caches (docs/benchmarks.md, "What a line costs").
+// Elsewhere, in ThreadSanitizer builds, and where OPENDAT_SYS_VIA_SYSCALL_FN is defined
+// (the copy of the tcp provider that tools/bench_turnaround.sh loads, whose preload times
+// the provider's system calls by interposing syscall()), through the functions above.
+#if defined(__x86_64__) && !defined(OPENDAT_SYS_VIA_LIBC) && !defined(OPENDAT_SYS_VIA_SYSCALL_FN)
+[[gnu::always_inline]] inline long syscall6(long nr, long a1, long a2, long a3, long a4, long a5,
+                                            long a6) noexcept {
+    long ret;
+    register long r10 __asm__("r10") = a4;
+    register long r8 __asm__("r8") = a5;
+    register long r9 __asm__("r9") = a6;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+[[gnu::always_inline]] inline long recv_raw(int fd, void *buf, size_t n, int flags) noexcept {
+    return syscall6(SYS_recvfrom, fd, reinterpret_cast<long>(buf), static_cast<long>(n), flags, 0,
+                    0);
+}
+[[gnu::always_inline]] inline long send_raw(int fd, const void *buf, size_t n, int flags) noexcept {
+    return syscall6(SYS_sendto, fd, reinterpret_cast<long>(buf), static_cast<long>(n), flags, 0, 0);
+}
+#else
+inline long recv_raw(int fd, void *buf, size_t n, int flags) noexcept {
+    const ssize_t r = recv(fd, buf, n, flags);
+    return r < 0 ? -errno : r;
+}
+inline long send_raw(int fd, const void *buf, size_t n, int flags) noexcept {
+    const ssize_t r = send(fd, buf, n, flags);
+    return r < 0 ? -errno : r;
 }
 #endif
 

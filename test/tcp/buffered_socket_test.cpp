@@ -324,3 +324,22 @@ TEST(IovCursor, SegmentsLimitAndConsume) {
     EXPECT_EQ(c.left(), 50u);
     EXPECT_EQ(c.count(), 3);
 }
+
+// copy_bytes, which places a small message without a call into libc: every length from 0
+// to 130 (each size class, its edges, and memcpy's side) copies exactly its bytes, at
+// every alignment of source and destination, and writes nothing around them.
+TEST(CopyBytes, EveryLengthExactlyAndNothingAround) {
+    for (std::size_t n = 0; n <= 130; ++n) {
+        for (std::size_t shift = 0; shift < 8; ++shift) {
+            std::vector<unsigned char> from(n + 16), to(n + 32, 0xA5);
+            for (std::size_t i = 0; i < from.size(); ++i)
+                from[i] = static_cast<unsigned char>(i * 7 + n + 1);
+            opendat::tcp::copy_bytes(to.data() + 8 + shift, from.data() + shift, n);
+            for (std::size_t i = 0; i < to.size(); ++i) {
+                const bool inside = i >= 8 + shift && i < 8 + shift + n;
+                const unsigned char want = inside ? from[i - 8] : 0xA5;
+                ASSERT_EQ(to[i], want) << "length " << n << ", shift " << shift << ", byte " << i;
+            }
+        }
+    }
+}
