@@ -767,6 +767,19 @@ void append_send(std::vector<unsigned char> *stream, std::uint32_t len, std::uin
     stream->insert(stream->end(), len, fill);
 }
 
+// The receive `cookie` completes with DAT_DTO_ERR_LOCAL_PROTECTION, the connection breaks,
+// and its buffer `mem` (filled with 0x11 by the test) was never written.
+void expect_receive_refused(Node &s, std::uint64_t cookie, const std::vector<unsigned char> &mem) {
+    DAT_EVENT ev;
+    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_DTO_COMPLETION_EVENT);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64, cookie);
+    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_ERR_LOCAL_PROTECTION);
+    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
+    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
+    for (unsigned char c : mem) ASSERT_EQ(c, 0x11);
+}
+
 }  // namespace
 
 // A SEND is placed in one step when it is all in the receive buffer with its receive
@@ -875,14 +888,7 @@ TEST(HostilePeer, ASendIntoAFreedReceiveBufferWritesNothingAndBreaks) {
     append_send(&stream, 8, 1, 0xEE);
     ASSERT_TRUE(attack::send_all(fd, stream.data(), stream.size()));
 
-    DAT_EVENT ev;
-    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
-    EXPECT_EQ(ev.event_number, DAT_DTO_COMPLETION_EVENT);
-    EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64, 5u);
-    EXPECT_NE(ev.event_data.dto_completion_event_data.status, DAT_DTO_SUCCESS);
-    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
-    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
-    for (unsigned char c : mem) ASSERT_EQ(c, 0x11);
+    expect_receive_refused(s, 5, mem);
     close(fd);
 }
 
@@ -928,14 +934,7 @@ TEST_P(ReceiveWithAnUnknownKey, CompletesInErrorWhenASendArrivesAndWritesNothing
     append_send(&stream, c.len, 1, 0xEE);
     ASSERT_TRUE(attack::send_all(fd, stream.data(), stream.size()));
 
-    DAT_EVENT ev;
-    ASSERT_EQ(s.next(s.recv_evd, &ev), DAT_SUCCESS);
-    EXPECT_EQ(ev.event_number, DAT_DTO_COMPLETION_EVENT);
-    EXPECT_EQ(ev.event_data.dto_completion_event_data.user_cookie.as_64, 9u);
-    EXPECT_EQ(ev.event_data.dto_completion_event_data.status, DAT_DTO_ERR_LOCAL_PROTECTION);
-    ASSERT_EQ(s.next(s.conn_evd, &ev), DAT_SUCCESS);
-    EXPECT_EQ(ev.event_number, DAT_CONNECTION_EVENT_BROKEN);
-    for (unsigned char b : mem) ASSERT_EQ(b, 0x11);
+    expect_receive_refused(s, 9, mem);
     close(fd);
     EXPECT_EQ(dat_lmr_free(lmr), DAT_SUCCESS);
 }
