@@ -47,13 +47,7 @@ namespace opendat::tcp {
             return Io::Done;
         }
         if (n == -EINTR) continue;
-        if (n == -EAGAIN || n == -EWOULDBLOCK) {
-            drained_ = true;
-            return Io::Again;
-        }
-        if (n == 0) return Io::Closed;
-        errno_ = static_cast<int>(-n);
-        return Io::Failed;
+        return end_of_read(n);
     }
 }
 
@@ -69,17 +63,17 @@ namespace opendat::tcp {
             return Io::Done;
         }
         if (r < 0 && errno == EINTR) continue;
-        return end_of_read(r);
+        return end_of_read(r < 0 ? -errno : 0);
     }
 }
 
 [[gnu::hot]] BufferedSocket::Io BufferedSocket::end_of_read(long n) noexcept {
     if (n == 0) return Io::Closed;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+    if (n == -EAGAIN || n == -EWOULDBLOCK) {
         drained_ = true;
         return Io::Again;
     }
-    errno_ = errno;
+    errno_ = static_cast<int>(-n);
     return Io::Failed;
 }
 

@@ -67,6 +67,7 @@ class BufferedSocket {
     Io refill() noexcept;
     // readv straight into the destination (and past it, into the staging buffer).
     Io read_direct(iovec *iov, int n, std::uint64_t want, std::size_t *got) noexcept;
+    // How a read that brought nothing ended: `n` is 0 (the stream's end) or -errno.
     Io end_of_read(long n) noexcept;
     const unsigned char *take(std::size_t len) noexcept {
         const unsigned char *p = stage_ + pos_;

@@ -58,10 +58,12 @@ struct RequestWr {
 
     // Suppressed (or unsignalled, as the verbs provider takes it): no event when it
     // succeeds; a failure is always reported. One rule for reap and for the flush.
-    bool reports(DAT_DTO_COMPLETION_STATUS st) const noexcept {
-        return st != DAT_DTO_SUCCESS ||
-               !(flags & (DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG));
+    static constexpr DAT_COMPLETION_FLAGS kQuiet = static_cast<DAT_COMPLETION_FLAGS>(
+        DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG);
+    static bool reports(DAT_COMPLETION_FLAGS flags, DAT_DTO_COMPLETION_STATUS st) noexcept {
+        return st != DAT_DTO_SUCCESS || (flags & kQuiet) == 0;
     }
+    bool reports(DAT_DTO_COMPLETION_STATUS st) const noexcept { return reports(flags, st); }
 };
 
 struct RecvWr {
@@ -157,6 +159,7 @@ class alignas(64) TcpEp final : public Pollable {
     bool queue_ctrl(const FrameHeader &hdr, const void *data) noexcept;
     bool defer_tx() noexcept;    // this post joins a burst: EPOLLOUT sends it (ep_tx.cpp)
     bool send_alone() noexcept;  // the post's frame, alone and small, straight out (ep_tx.cpp)
+    void rest_under_way(std::size_t sent) noexcept;
     void send_now_rest(const DAT_LMR_TRIPLET &s, DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags,
                        const FrameHeader &h, std::size_t sent) noexcept;
     bool ctrl_full() const noexcept { return ctrl_tail_ - ctrl_head_ == ctrl_.size(); }

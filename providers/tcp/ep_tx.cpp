@@ -279,11 +279,9 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
 // pass, a size above the limit), or queue it behind a full socket.
 [[gnu::hot]] bool TcpEp::send_now(const DAT_LMR_TRIPLET &seg, DAT_DTO_COOKIE cookie,
                                   DAT_COMPLETION_FLAGS flags) noexcept {
-    constexpr DAT_COMPLETION_FLAGS kQuiet = static_cast<DAT_COMPLETION_FLAGS>(
-        DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG);
     const DAT_LMR_TRIPLET s = seg;  // read once: what is checked is what is sent
     if (dead_ || phase_ != Phase::Connected || sq_head_ != sq_tail_ || tx_src_ != TxSrc::None ||
-        ctrl_head_ != ctrl_tail_ || (flags & ~kQuiet) != 0 ||
+        ctrl_head_ != ctrl_tail_ || (flags & ~RequestWr::kQuiet) != 0 ||
         s.segment_length > kFlatSendMax - sizeof(FrameHeader) ||
         s.segment_length > tr_->limits().max_message_size ||
         ep->delayed_ack.load(std::memory_order_relaxed))
@@ -312,9 +310,19 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
         return true;
     }
     sq_head_ = sq_tx_ = ++sq_tail_;
-    if (evd != nullptr && (flags & kQuiet) == 0)
+    if (evd != nullptr && RequestWr::reports(flags, DAT_DTO_SUCCESS))
         util::post_dto(evd, ep, cookie, DAT_DTO_SUCCESS, static_cast<DAT_COUNT>(len), DAT_DTO_SEND);
     return true;
+}
+
+// A request's flat frame (send_alone, send_now) the socket took `sent` bytes of: the rest
+// becomes the frame under way, from the request's own memory (re-checked when the round
+// sends it).
+void TcpEp::rest_under_way(std::size_t sent) noexcept {
+    tx_src_ = TxSrc::Request;
+    tx_frame_.clear();
+    describe_frame(TxSrc::Request, sq_tx_, &tx_frame_, false);
+    tx_frame_.consume(sent);
 }
 
 // The socket took send_now's frame in part: the request is queued as post_request would
@@ -334,10 +342,7 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     w.total = h.length;
     sq_iov_[slot * kMaxIov] = s;
     ++sq_tail_;
-    tx_src_ = TxSrc::Request;
-    tx_frame_.clear();
-    describe_frame(TxSrc::Request, sq_tx_, &tx_frame_, false);
-    tx_frame_.consume(sent);
+    rest_under_way(sent);
     update_poll();
 }
 
@@ -385,10 +390,7 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
         frame_sent();
         return true;
     }
-    // The rest from the request's own memory (re-checked when the round sends it).
-    tx_frame_.clear();
-    describe_frame(TxSrc::Request, sq_tx_, &tx_frame_, false);
-    tx_frame_.consume(static_cast<std::size_t>(sent));
+    rest_under_way(static_cast<std::size_t>(sent));
     return true;
 }
 

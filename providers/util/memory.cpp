@@ -42,7 +42,7 @@ void MemTable::remove(KeyKind kind, std::uint32_t key) noexcept {
     // removal can make a cached answer wrong (a new key never takes a live one's place;
     // RMR keys are another map), so windows bound and unbound per operation leave the
     // caches warm.
-    lmr_gen_.fetch_add(1, std::memory_order_relaxed);
+    ++lmr_gen_;
 }
 
 DAT_DTO_COMPLETION_STATUS MemTable::check(KeyKind kind, std::uint32_t key, const Pz *pz,
@@ -75,7 +75,7 @@ DAT_DTO_COMPLETION_STATUS MemTable::check(KeyKind kind, std::uint32_t key, const
     std::uint64_t *total, LocalCheckCache *cache) const noexcept {
     // No writer is inside while the lock is held: the generation is what it was when the
     // cache would be filled.
-    const std::uint64_t gen = lmr_gen_.load(std::memory_order_relaxed);
+    const std::uint64_t gen = lmr_gen_;
     if (n == 1 && answers(*cache, gen, iov[0], pz, need)) {
         if (total != nullptr) *total = iov[0].segment_length;
         return DAT_DTO_SUCCESS;

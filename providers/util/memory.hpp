@@ -7,7 +7,6 @@
 // RDMA write or read touches memory.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <mutex>
 
@@ -82,9 +81,10 @@ class MemTable {
     mutable RevocationLock mu_;
     KeyMap lmr_;
     KeyMap rmr_;
-    // Bumped by every LMR removal, under the exclusive lock: a LocalCheckCache filled at
-    // the same generation still says what the table says.
-    std::atomic<std::uint64_t> lmr_gen_{1};
+    // Bumped by every LMR removal, under the exclusive lock, and read under the shared one
+    // (so a plain word): a LocalCheckCache filled at the same generation still says what
+    // the table says.
+    std::uint64_t lmr_gen_ = 1;
 };
 
 struct Lmr : Header {
