@@ -38,6 +38,16 @@ for row in '|      8 B |' '|   64 KiB |' '|    1 MiB |'; do
     grep -qF "$row" <<<"$out" || { echo "FAIL: no row '$row'"; fail=1; }
 done
 head -1 "$csv" | grep -q '^section,test,size' || { echo "FAIL: CSV header missing"; fail=1; }
+# The latency rounds are run in blocks, raw TCP and DAT in turn; every 8-byte row still
+# holds all 100 timed rounds, however the blocks divide them.
+blocks=10
+[[ " $* " =~ \ --lat-blocks\ ([0-9]+)\  ]] && blocks=${BASH_REMATCH[1]}
+grep -qF "in $blocks blocks, raw TCP and DAT in turn" <<<"$out" ||
+    { echo "FAIL: no 'in $blocks blocks' in the header"; fail=1; }
+while IFS=, read -r section test size iters _; do
+    [[ $section == latency && $size == 8 && $test != dat_write_completion* ]] || continue
+    [[ $iters == 100 ]] || { echo "FAIL: $test at 8 B has $iters timed rounds, not 100"; fail=1; }
+done <"$csv"
 for t in "${tests[@]}"; do
     grep -q ",$t," "$csv" || { echo "FAIL: CSV has no $t rows"; fail=1; }
 done

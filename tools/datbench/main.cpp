@@ -58,11 +58,21 @@ bool run_plan(const Options &o, bool client, const Plan &plan, const Sock &contr
     Bench b{client, plan, control, data, dat, tcp_buf, results};
     for (std::uint32_t s : sizes(plan.lat_min, plan.lat_max, plan.step)) {
         progress(o, client, "latency", s);
-        // Baseline and DAT back to back per size, so load changes hit both alike.
-        if (!tcp_pingpong(b, s)) return false;
+        // Baseline and DAT in turn, block by block, so load changes hit them alike.
+        std::vector<double> raw, snd, wr, rd;
+        for (Rounds r : latency_blocks(plan, s)) {
+            if (!tcp_pingpong(b, s, r, &raw)) return false;
+            if (plan.raw_only) continue;
+            if (!dat_send_pingpong(b, s, r, &snd) || !dat_write_pingpong(b, s, r, &wr) ||
+                !dat_read_latency(b, s, r, &rd))
+                return false;
+        }
+        if (!client) continue;
+        record_latency(b, kTcpPingPong, s, &raw);
         if (plan.raw_only) continue;
-        if (!dat_send_pingpong(b, s) || !dat_write_pingpong(b, s) || !dat_read_latency(b, s))
-            return false;
+        record_latency(b, kSendPingPong, s, &snd);
+        record_latency(b, kWritePingPong, s, &wr);
+        record_latency(b, kReadLatency, s, &rd);
     }
     {
         progress(o, client, "message rate", plan.rate_size);
@@ -171,12 +181,13 @@ std::string describe(const Options &o, const Plan &plan) {
     char buf[768];
     std::snprintf(buf, sizeof buf,
                   "datbench: IA %s, %s mode, peer %s; %s, %u CPUs, Linux %s\n"
-                  "latency: %u rounds (%u warm-up) per size <= 4 KiB; bandwidth: %llu bytes x "
-                  "%u repetitions per size\nplacement: server %s, client %s",
+                  "latency: %u rounds (%u warm-up) per size <= 4 KiB, in %u blocks, raw TCP and "
+                  "DAT in turn; bandwidth: %llu bytes x %u repetitions per size\n"
+                  "placement: server %s, client %s",
                   o.ia.c_str(), plan.wait ? "waiting (dat_evd_wait)" : "polling (dat_evd_dequeue)",
                   o.role == Role::Loopback ? "forked on this host" : o.host.c_str(), cpu.c_str(),
                   std::thread::hardware_concurrency(), u.release, plan.lat_iters, plan.lat_warmup,
-                  static_cast<unsigned long long>(plan.bw_bytes), plan.bw_reps,
+                  plan.lat_blocks, static_cast<unsigned long long>(plan.bw_bytes), plan.bw_reps,
                   cpu_name(o.server_cpu).c_str(), cpu_name(o.client_cpu).c_str());
     return buf;
 }

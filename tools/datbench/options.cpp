@@ -29,6 +29,10 @@ void usage(std::FILE *to) {
                  "  -n, --iters N        latency rounds per size, <= 4 KiB (20000; fewer for\n"
                  "                       larger messages)\n"
                  "      --warmup N       untimed latency rounds first (default iters/10)\n"
+                 "      --lat-blocks N   split each size's latency rounds into N blocks and run\n"
+                 "                       raw TCP and the DAT ping-pongs block by block, in turn,\n"
+                 "                       so drift in the machine's speed hits them alike (10;\n"
+                 "                       1: each test's rounds in one go)\n"
                  "  -b, --bw-bytes N     bytes per bandwidth measurement (268435456)\n"
                  "  -r, --reps N         bandwidth measurements per size, median shown (3)\n"
                  "      --lat-max N      largest latency message (65536)\n"
@@ -79,7 +83,8 @@ bool parse_options(int argc, char **argv, Options *o, int *exit_code) {
         kServerCpu,
         kClientCpu,
         kRawOnly,
-        kCpuIdle
+        kCpuIdle,
+        kLatBlocks
     };
     static const option longs[] = {
         {"ia", required_argument, nullptr, 'i'},
@@ -87,6 +92,7 @@ bool parse_options(int argc, char **argv, Options *o, int *exit_code) {
         {"wait", no_argument, nullptr, 'w'},
         {"iters", required_argument, nullptr, 'n'},
         {"warmup", required_argument, nullptr, kWarmup},
+        {"lat-blocks", required_argument, nullptr, kLatBlocks},
         {"bw-bytes", required_argument, nullptr, 'b'},
         {"reps", required_argument, nullptr, 'r'},
         {"lat-max", required_argument, nullptr, kLatMax},
@@ -131,6 +137,10 @@ bool parse_options(int argc, char **argv, Options *o, int *exit_code) {
                 ok = number(optarg, 0, 100'000'000, &v);
                 o->plan.lat_warmup = static_cast<std::uint32_t>(v);
                 warmup_set = true;
+                break;
+            case kLatBlocks:
+                ok = number(optarg, 1, 1000, &v);
+                o->plan.lat_blocks = static_cast<std::uint32_t>(v);
                 break;
             case 'b':
                 ok = number(optarg, 1, 1ull << 40, &v);

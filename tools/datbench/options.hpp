@@ -27,7 +27,9 @@ struct Plan {
     std::uint32_t rate_size = 8;
     std::uint8_t raw_only = 0;  // only the raw-TCP figures (baselines for other tools' runs)
     std::uint8_t reserved1[3] = {};
-    std::uint32_t idle_s = 0;  // --cpu-idle: seconds connected and idle, CPU time measured
+    std::uint32_t idle_s = 0;       // --cpu-idle: seconds connected and idle, CPU time measured
+    std::uint32_t lat_blocks = 10;  // latency rounds per size split into blocks, tests in turn
+    std::uint32_t reserved2 = 0;
 };
 // Sent as bytes (client to server): every byte is a field, none is uninitialised padding.
 static_assert(std::has_unique_object_representations_v<Plan>);
