@@ -49,46 +49,53 @@ namespace {
     if (!fd_) return;
     while (fd_ && rx_.reading()) {
         BufferedSocket::Io io = BufferedSocket::Io::Done;
-        switch (rx_.at) {
-            case RxState::At::Header:
-                if (rx_.hdr_got == 0) {
-                    io = in_.fill();  // what assemble reads first
-                    if (io != BufferedSocket::Io::Done || rx_fast_send()) break;
-                }
+        // Every frame starts at its header, so that state is tested before the switch: the
+        // switch's jump table would put a line (and a page) of .rodata on every turnaround.
+        if (rx_.at == RxState::At::Header) {
+            if (rx_.hdr_got == 0) {
+                io = in_.fill();  // what assemble reads first
+                if (io == BufferedSocket::Io::Done && rx_fast_send()) continue;
+            }
+            if (io == BufferedSocket::Io::Done) {
                 io = in_.assemble(&rx_.hdr, sizeof rx_.hdr, &rx_.hdr_got);
                 if (io == BufferedSocket::Io::Done && !rx_header()) return;
-                break;
-            case RxState::At::Extension:
-                io = in_.assemble(rx_.ext, rx_.ext_want, &rx_.ext_got);
-                if (io == BufferedSocket::Io::Done) io = in_.skip(&rx_.skip);
-                if (io == BufferedSocket::Io::Done) rx_.at = RxState::At::Dispatch;
-                break;
-            case RxState::At::Dispatch: {
-                Step s = rx_dispatch();
-                if (s == Step::Failed) return;
-                if (s == Step::Stop) rx_.blocked = true;
-                continue;
             }
-            case RxState::At::Payload: {
-                // Revocation barrier: the target is re-checked, and the bytes placed, under
-                // one hold of the memory table; a revocation waits for this round to end.
-                bool alive;
-                {
-                    util::AccessHold hold(ep->ia->mem);
-                    alive = rx_target_alive(hold);
-                    if (alive) io = in_.read_into(&rx_.dst);
+        } else {
+            switch (rx_.at) {
+                case RxState::At::Header:
+                    break;  // above
+                case RxState::At::Extension:
+                    io = in_.assemble(rx_.ext, rx_.ext_want, &rx_.ext_got);
+                    if (io == BufferedSocket::Io::Done) io = in_.skip(&rx_.skip);
+                    if (io == BufferedSocket::Io::Done) rx_.at = RxState::At::Dispatch;
+                    break;
+                case RxState::At::Dispatch: {
+                    Step s = rx_dispatch();
+                    if (s == Step::Failed) return;
+                    if (s == Step::Stop) rx_.blocked = true;
+                    continue;
                 }
-                if (!alive) {
-                    access_revoked(true);
-                    return;
+                case RxState::At::Payload: {
+                    // Revocation barrier: the target is re-checked, and the bytes placed, under
+                    // one hold of the memory table; a revocation waits for this round to end.
+                    bool alive;
+                    {
+                        util::AccessHold hold(ep->ia->mem);
+                        alive = rx_target_alive(hold);
+                        if (alive) io = in_.read_into(&rx_.dst);
+                    }
+                    if (!alive) {
+                        access_revoked(true);
+                        return;
+                    }
+                    if (io == BufferedSocket::Io::Done && rx_payload_done() == Step::Failed) return;
+                    break;
                 }
-                if (io == BufferedSocket::Io::Done && rx_payload_done() == Step::Failed) return;
-                break;
+                case RxState::At::Discard:
+                    io = in_.skip(&rx_.skip);
+                    if (io == BufferedSocket::Io::Done) rx_.next_frame();
+                    break;
             }
-            case RxState::At::Discard:
-                io = in_.skip(&rx_.skip);
-                if (io == BufferedSocket::Io::Done) rx_.next_frame();
-                break;
         }
         if (io == BufferedSocket::Io::Done) continue;
         if (io == BufferedSocket::Io::Again) return;
