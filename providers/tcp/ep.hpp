@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -66,12 +67,19 @@ struct RequestWr {
     bool reports(DAT_DTO_COMPLETION_STATUS st) const noexcept { return reports(flags, st); }
 };
 
-struct RecvWr {
-    DAT_DTO_COOKIE cookie{};
-    std::uint32_t niov = 0;
-    std::uint64_t capacity = 0;
-    DAT_DTO_COMPLETION_STATUS status = DAT_DTO_SUCCESS;
+// A posted receive with its segments. A one-segment receive's fields and segment share the
+// slot's first line (48 bytes): the post writes it and the placement reads it, one line
+// where a separate segment array made two. The ring is not initialized (SlotArray):
+// post_recv and take_srq_recv write every field before a reader looks, and the slots of
+// an endpoint that never fills its ring stay untouched memory (datscale's 10,000).
+struct alignas(64) RecvWr {
+    DAT_DTO_COOKIE cookie;
+    std::uint32_t niov;
+    DAT_DTO_COMPLETION_STATUS status;
+    std::uint64_t capacity;
+    DAT_LMR_TRIPLET seg[kMaxIov];
 };
+static_assert(offsetof(RecvWr, seg) + sizeof(DAT_LMR_TRIPLET) <= 64);
 
 // A frame the provider sends on its own behalf (ACK, NAK, READ_RESP, CONN_*).
 struct CtrlFrame {
@@ -322,8 +330,7 @@ class alignas(64) TcpEp final : public Pollable {
     std::uint64_t sq_tail_ = 0;          // next free
     // Receive ring. An endpoint created with an SRQ has one slot: the receive it took from
     // the SRQ for the message now arriving (ep_srq.cpp).
-    std::vector<RecvWr> rq_;
-    SlotArray<DAT_LMR_TRIPLET> rq_iov_;  // kMaxIov per slot
+    SlotArray<RecvWr> rq_;
     std::uint64_t rq_head_ = 0, rq_tail_ = 0;
     // The ring slot of request or receive counter c. The rings are allocated a power of
     // two long, so that this is a mask, not a division: about a dozen slot lookups on a

@@ -11,8 +11,8 @@ namespace opendat::tcp {
     switch (rx_.done) {
         case RxState::Done::Recv: {
             std::size_t slot = rq_slot(rq_head_);
-            return h.local(&rq_iov_[slot * kMaxIov], rq_[slot].niov, ep->pz,
-                           DAT_MEM_PRIV_LOCAL_WRITE_FLAG, &recv_check_) == DAT_DTO_SUCCESS;
+            return h.local(rq_[slot].seg, rq_[slot].niov, ep->pz, DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
+                           &recv_check_) == DAT_DTO_SUCCESS;
         }
         case RxState::Done::ReadResp: {
             std::size_t slot = sq_slot(rx_.wr);

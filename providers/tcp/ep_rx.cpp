@@ -195,7 +195,7 @@ void TcpEp::peer_ended_while_blocked() noexcept {
         return false;
     const std::size_t slot = rq_slot(rq_head_);
     const RecvWr &r = rq_[slot];
-    const DAT_LMR_TRIPLET *seg = &rq_iov_[slot * kMaxIov];
+    const DAT_LMR_TRIPLET *seg = r.seg;
     if (r.status != DAT_DTO_SUCCESS || r.niov != 1 || h.length > r.capacity) return false;
     {
         util::AccessHold hold(ep->ia->mem);  // the revocation barrier, as for any payload
@@ -297,7 +297,7 @@ void TcpEp::peer_ended_while_blocked() noexcept {
     }
     // Scatter the message over the buffer's segments, as far as it goes.
     rx_.dst.clear();
-    rx_.dst.push_segments(&rq_iov_[slot * kMaxIov], r.niov, rx_.hdr.length);
+    rx_.dst.push_segments(r.seg, r.niov, rx_.hdr.length);
     rx_.expect_payload(RxState::Done::Recv);
     return Step::Continue;
 }

@@ -13,7 +13,7 @@ bool TcpEp::take_srq_recv() noexcept {
     const std::size_t slot = rq_slot(rq_tail_);
     util::SrqRecv r;
     std::lock_guard lk(srq->mu);
-    if (!util::srq_take_locked(srq, &r, &rq_iov_[slot * kMaxIov])) {
+    if (!util::srq_take_locked(srq, &r, rq_[slot].seg)) {
         // Empty: stop reading this connection until dat_srq_post_recv wakes us (TcpSrq).
         static_cast<TcpSrq *>(srq->impl)->wait(this);
         return false;

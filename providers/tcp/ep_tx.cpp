@@ -64,8 +64,7 @@ void TcpEp::init() {
     const RingSizes n = ring_sizes(ep->attr, ep->srq != nullptr);
     sq_.resize(std::bit_ceil(n.req));
     sq_iov_.allocate(sq_.size() * kMaxIov);
-    rq_.resize(std::bit_ceil(n.recv));
-    rq_iov_.allocate(rq_.size() * kMaxIov);
+    rq_.allocate(std::bit_ceil(n.recv));
     ctrl_.resize(n.ctrl);
     set_ring_limits(n.req, n.recv);
 }
@@ -92,20 +91,15 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
         std::vector<RequestWr> sq(std::bit_ceil(n.req));
         SlotArray<DAT_LMR_TRIPLET> sq_iov;
         sq_iov.allocate(sq.size() * kMaxIov);
-        std::vector<RecvWr> rq(std::bit_ceil(n.recv));
-        SlotArray<DAT_LMR_TRIPLET> rq_iov;
-        rq_iov.allocate(rq.size() * kMaxIov);
+        SlotArray<RecvWr> rq;
+        rq.allocate(std::bit_ceil(n.recv));
         std::vector<CtrlFrame> ctrl(n.ctrl);
         for (std::size_t i = 0; i < posted; ++i) {
-            std::size_t from = rq_slot(rq_head_ + i);
-            rq[i] = rq_[from];
-            std::memcpy(&rq_iov[i * kMaxIov], &rq_iov_[from * kMaxIov],
-                        sizeof(DAT_LMR_TRIPLET) * static_cast<std::size_t>(rq_[from].niov));
+            rq[i] = rq_[rq_slot(rq_head_ + i)];
         }
         sq_.swap(sq);
         sq_iov_.swap(sq_iov);
         rq_.swap(rq);
-        rq_iov_.swap(rq_iov);
         ctrl_.swap(ctrl);
     } catch (...) {
         return util::kNoMemory;
@@ -132,7 +126,7 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     r.niov = static_cast<std::uint32_t>(n);
     // Copied first: the caller's array may change under us once it is read (another thread
     // of a careless application), and the receive must be what is checked and written.
-    DAT_LMR_TRIPLET *mine = &rq_iov_[slot * kMaxIov];
+    DAT_LMR_TRIPLET *mine = r.seg;
     copy_iov(mine, iov, n);
     // Its keys are checked once, when a message is placed, under the revocation hold
     // (rx_fast_send, rx_target_alive; an empty message too): a check here could not spare
