@@ -60,6 +60,9 @@ bool run_plan(const Options &o, bool client, const Plan &plan, const Sock &contr
         progress(o, client, "latency", s);
         // Baseline and DAT in turn, block by block, so load changes hit them alike.
         std::vector<double> raw, snd, wr, rd;
+        // Room for every sample first: no reallocation between two timed rounds.
+        if (client)
+            for (auto *v : {&raw, &snd, &wr, &rd}) v->reserve(latency_rounds(plan, s, false));
         for (Rounds r : latency_blocks(plan, s)) {
             if (!tcp_pingpong(b, s, r, &raw)) return false;
             if (plan.raw_only) continue;
