@@ -10,9 +10,9 @@ namespace opendat::tcp {
 [[gnu::hot]] bool TcpEp::rx_target_alive(const util::AccessHold &h) noexcept {
     switch (rx_.done) {
         case RxState::Done::Recv: {
-            std::size_t slot = rq_slot(rq_head_);
-            return h.local(rq_[slot].seg, rq_[slot].niov, ep->pz, DAT_MEM_PRIV_LOCAL_WRITE_FLAG,
-                           &recv_check_) == DAT_DTO_SUCCESS;
+            const RecvWr &r = rq_[rq_slot(rq_head_)];
+            return h.local(r.seg, r.niov, ep->pz, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, &recv_check_) ==
+                   DAT_DTO_SUCCESS;
         }
         case RxState::Done::ReadResp: {
             std::size_t slot = sq_slot(rx_.wr);

@@ -193,16 +193,14 @@ void TcpEp::peer_ended_while_blocked() noexcept {
         extension_bytes(h, wire_.version) != 0 || in_.staged() - kHdr < h.length ||
         frame_too_large(h, tr_->limits()) != nullptr)
         return false;
-    const std::size_t slot = rq_slot(rq_head_);
-    const RecvWr &r = rq_[slot];
-    const DAT_LMR_TRIPLET *seg = r.seg;
+    const RecvWr &r = rq_[rq_slot(rq_head_)];
     if (r.status != DAT_DTO_SUCCESS || r.niov != 1 || h.length > r.capacity) return false;
     {
         util::AccessHold hold(ep->ia->mem);  // the revocation barrier, as for any payload
-        if (hold.local(seg, 1, ep->pz, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, &recv_check_) !=
+        if (hold.local(r.seg, 1, ep->pz, DAT_MEM_PRIV_LOCAL_WRITE_FLAG, &recv_check_) !=
             DAT_DTO_SUCCESS)
             return false;
-        copy_bytes(segment_base(*seg), in_.peek() + kHdr, h.length);
+        copy_bytes(segment_base(r.seg[0]), in_.peek() + kHdr, h.length);
     }
     in_.drop(kHdr + h.length);
     rx_frame_traced(this, h);

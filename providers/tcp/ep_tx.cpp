@@ -126,14 +126,13 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
     r.niov = static_cast<std::uint32_t>(n);
     // Copied first: the caller's array may change under us once it is read (another thread
     // of a careless application), and the receive must be what is checked and written.
-    DAT_LMR_TRIPLET *mine = r.seg;
-    copy_iov(mine, iov, n);
+    copy_iov(r.seg, iov, n);
     // Its keys are checked once, when a message is placed, under the revocation hold
     // (rx_fast_send, rx_target_alive; an empty message too): a check here could not spare
     // that one (the LMR may be freed before the message comes), and a receive that fails it
     // completes in error when a message arrives for it either way, as on an RC queue pair.
     r.status = DAT_DTO_SUCCESS;
-    r.capacity = segments_bytes(mine, static_cast<std::uint32_t>(n));
+    r.capacity = segments_bytes(r.seg, static_cast<std::uint32_t>(n));
     ++rq_tail_;
     if (rx_.ended) {
         // The peer's end is read and nothing more will be: flushed at once, as the rest
