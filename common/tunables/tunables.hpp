@@ -251,6 +251,20 @@ inline constexpr Spec kTcpTxBurstGapNs{
     "a request posted within this many nanoseconds of the previous one, while earlier ones "
     "are outstanding, is a burst and leaves with the next batch; 0 (default) measures it: "
     "three empty system calls' time, within 1000..20000 (read when an IA opens)"};
+inline constexpr Spec kTcpCorkWrites{
+    "DAT_TCP_CORK_WRITES",
+    Type::kChoice,
+    "tcp",
+    "on",
+    0,
+    0,
+    0,
+    "on: once a connection's RDMA writes were each followed at once by another post (a "
+    "write, then its notification), its next small write waits in the socket (MSG_MORE) for "
+    "that post and both leave in one segment; a write no post follows goes at the "
+    "application's next DAT progress call, else within about 200 ms (the kernel); off: "
+    "every write leaves at once (read when an IA opens)",
+    "on,off"};
 inline constexpr Spec kTcpWireVersion{
     "DAT_TCP_WIRE_VERSION",
     Type::kInt,

@@ -75,6 +75,9 @@ ProgressPolicy ProgressPolicy::from_env() noexcept {
     if (p.mode == Mode::Sleep) p.spin_us = p.wait_spin_us = 0;
     // Busy progress never sleeps, so a consumer's epoll_wait would only compete with it.
     p.wait_in_epoll = tun::read_choice(tun::kTcpWaitSleep) == 0 && p.mode != Mode::Busy;
+    // A held write goes at the consumer's next progress call: a dat_evd_wait that sleeps
+    // on its EVD (not in the engine) makes none, and would leave it to the kernel.
+    p.cork_writes = tun::read_choice(tun::kTcpCorkWrites) == 0 && p.wait_in_epoll;
     return p;
 }
 
@@ -145,12 +148,31 @@ void Engine::retire(Pollable *p) noexcept {
     p->retired_.store(true);
     was = p;
     detached_.compare_exchange_strong(was, nullptr);  // its socket is closed, not put back
+    uncorked(p);                                      // likewise, after the mark (cork)
     {
         std::lock_guard lk(mu_);
         live_.erase(p);
         ticking_.erase(p);
     }
     parked_.park(p);  // cannot park: leaked rather than risk a use-after-free
+}
+
+bool Engine::cork(Pollable *p) noexcept {
+    Pollable *none = nullptr;
+    if (!corked_.compare_exchange_strong(none, p)) return false;
+    // As detach_hot: retire() marks p before it clears corked_, so either it clears what we
+    // recorded, or we find the mark (both sequentially consistent).
+    if (p->retired_.load()) {
+        uncorked(p);
+        return false;
+    }
+    return true;
+}
+
+void Engine::push_corked_now() noexcept {
+    // Under dispatch_mu_: p, recorded before any retire() could clear it, is not freed
+    // meanwhile (that takes the dispatch lock).
+    if (Pollable *p = corked_.exchange(nullptr)) p->uncork();
 }
 
 void Engine::want_ticks(Pollable *p, bool on) noexcept {
@@ -225,6 +247,7 @@ void Engine::wake() noexcept {
     }
     if (dispatch_misses_.load(std::memory_order_relaxed) != 0)
         dispatch_misses_.store(0, std::memory_order_relaxed);
+    push_corked();
     Pollable *h = hot_.load(std::memory_order_acquire);
     if (h != streak_of_) {
         // Another connection is the busy one now (or none): the one out of the set goes
@@ -359,6 +382,7 @@ void Engine::InlineWake::on_events(std::uint32_t) noexcept {
     // already, by a poller's epoll round (poll_inline) between that look and this lock.
     // Looked at under the lock that every drain holds: a later wake's eventfd is still
     // full when epoll_wait below looks (wake_inline counts before it writes).
+    push_corked();  // before it looks or sleeps: the peer may wait for that write
     if (inline_wakes_.load() != seen) return true;
     reattach_detached();  // this thread sleeps in the set now: everything must be in it
     streak_ = 0;

@@ -67,6 +67,11 @@ class Pollable {
     // the engine's dispatch lock held or from the progress thread, never on a freed object.
     virtual bool leave_poll_set() noexcept { return false; }
     virtual void rejoin_poll_set() noexcept {}
+    // The object holds bytes back in its socket for a post to come (Engine::cork), and a
+    // consumer's round found it still holding them: the application went on without that
+    // post, so they go now. Called with the engine's dispatch lock held, never on a freed
+    // object.
+    virtual void uncork() noexcept {}
 
   private:
     friend class Engine;
@@ -85,6 +90,8 @@ class Pollable {
 //                         engine's epoll_wait) | cv (on the EVD; never under busy progress)
 //   DAT_TCP_TX_BATCH      frames per sendmsg when several are queued (64, 1..128)
 //   DAT_TCP_TX_BURST_GAP_NS  how close posts must be to be batched (0: measured, burst_gap.hpp)
+//   DAT_TCP_CORK_WRITES   on (default) | off: an RDMA write waits in its socket for the post
+//                         that usually follows it (ep_cork.cpp); never without inline waits
 struct ProgressPolicy {
     enum class Mode { Adaptive, Busy, Sleep };
     Mode mode = Mode::Adaptive;
@@ -93,6 +100,7 @@ struct ProgressPolicy {
     bool wait_in_epoll = true;
     std::uint32_t tx_batch = 64;  // not progress, but read with it: once per IA, per engine
     std::chrono::nanoseconds burst_gap{1000};  // likewise (defer_tx)
+    bool cork_writes = true;                   // likewise (TcpEp::cork_write)
     static ProgressPolicy from_env() noexcept;
 };
 
@@ -123,6 +131,20 @@ class Engine {
     // up to that long).
     void hand_back() noexcept;
     const ProgressPolicy &policy() const noexcept { return policy_; }
+    // Write, then notify (ep_cork.cpp): p may hold its write back in its socket for the post
+    // it expects, if no other object holds one (false: it sends at once). uncorked(p): p's
+    // own post has sent it. Until then, a consumer's round (poll_inline, wait_inline) that
+    // finds it held calls p->uncork(): the application moved on without that post.
+    bool cork(Pollable *p) noexcept;
+    // Consumer progress calls so far (poll_inline, inline waits): a write and the post
+    // after it with none in between are one step of the application's (ep_cork.cpp).
+    std::uint64_t inline_polls() const noexcept {
+        return inline_polls_.load(std::memory_order_relaxed);
+    }
+    void uncorked(Pollable *p) noexcept {
+        Pollable *q = p;
+        corked_.compare_exchange_strong(q, nullptr);
+    }
     // Whether the record of the object out of the epoll set names p (tests: compared,
     // never dereferenced).
     bool detached_is(const Pollable *p) const noexcept { return detached_.load() == p; }
@@ -200,6 +222,11 @@ class Engine {
     // (Busy, or Gone: the round may have ended the connection and posted its events).
     bool hot_round() noexcept;
     bool poll_hot_locked() noexcept;  // the same, dispatch_mu_ held
+    // A consumer's round, dispatch_mu_ held: a write still held back goes (Pollable::uncork).
+    void push_corked() noexcept {
+        if (corked_.load(std::memory_order_relaxed) != nullptr) push_corked_now();
+    }
+    void push_corked_now() noexcept;
 
     const ProgressPolicy policy_;
     int epfd_ = -1;
@@ -219,6 +246,10 @@ class Engine {
     // epoll_wait and a recv(). Cleared by retire(); read and used under dispatch_mu_, which
     // keeps a retired object from being freed meanwhile.
     std::atomic<Pollable *> hot_{nullptr};
+    // The object holding a write back in its socket (cork), if any: at most one. Next to
+    // hot_: every consumer round reads both. Cleared by its own next post (uncorked), by a
+    // consumer's round (push_corked) and by retire(), so it never names a parked object.
+    std::atomic<Pollable *> corked_{nullptr};
     // wait_inline's last round dispatched events: its next one polls for spin_us before it
     // sleeps. The inline owner's, under dispatch_mu_.
     bool inline_active_ = false;

@@ -108,6 +108,7 @@ class alignas(64) TcpEp final : public Pollable {
     HotRound poll_hot(bool may_wait) noexcept override;  // ep_cm.cpp
     bool leave_poll_set() noexcept override;             // ep_cm.cpp
     void rejoin_poll_set() noexcept override;
+    void uncork() noexcept override;  // ep_cork.cpp
 
     // Consumer operations (ep->mu held).
     DAT_RETURN connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOUT timeout_us,
@@ -167,6 +168,15 @@ class alignas(64) TcpEp final : public Pollable {
     bool queue_ctrl(const FrameHeader &hdr, const void *data) noexcept;
     bool defer_tx() noexcept;    // this post joins a burst: EPOLLOUT sends it (ep_tx.cpp)
     bool send_alone() noexcept;  // the post's frame, alone and small, straight out (ep_tx.cpp)
+    // Write, then notify (ep_cork.cpp). cork_write: send_alone's RDMA write `w` waits in the
+    // socket (MSG_MORE) for the post the history expects. note_write: a write was posted.
+    // follow_write: the next post after one (write_last_), which sends a held write along;
+    // `notifies`: it is not another RDMA write.
+    bool cork_write(const RequestWr &w) noexcept;
+    void note_write() noexcept;
+    void follow_write(bool notifies) noexcept;
+    void cork_missed(const char *how) noexcept;
+    void drop_cork() noexcept;  // the stream ends (reset_stream)
     void rest_under_way(std::size_t sent) noexcept;
     void send_now_rest(const DAT_LMR_TRIPLET &s, DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags,
                        const FrameHeader &h, std::size_t sent) noexcept;
@@ -297,6 +307,9 @@ class alignas(64) TcpEp final : public Pollable {
     Phase phase_ = Phase::Idle;
     bool dead_ = false;
     bool registered_ = false;  // fd_ is in the engine's epoll set
+    // The last request posted was an RDMA write (ep_cork.cpp): the next post looks at how
+    // soon it came. Beside dead_, which send_now reads first: its test costs no line.
+    bool write_last_ = false;
     std::uint32_t armed_ = 0;  // the events it is registered for
     // fd_ left the set while a consumer polls it directly (Engine::detach_hot); it stays
     // out while it only needs reading (kReadEvents), and goes back for anything else.
@@ -381,6 +394,19 @@ class alignas(64) TcpEp final : public Pollable {
     static constexpr std::uint64_t kTxBudget = (1u << 20) + 4096;
     std::chrono::steady_clock::time_point last_post_{};
     bool stamp_post_ = false;
+    // Write, then notify (ep_cork.cpp): whether the last write waits in the socket for the
+    // post that follows; the history that decides it: the writes in a row that a post
+    // followed with no progress call in between, and the held writes that no post
+    // followed in time (each doubles the run a hold needs; after kCorkMissesMax, this
+    // endpoint never holds one).
+    static constexpr std::uint8_t kCorkRun = 2;
+    static constexpr std::uint8_t kCorkMissesMax = 4;
+    static constexpr std::chrono::milliseconds kCorkLate{1};
+    bool corked_ = false;
+    std::uint8_t cork_run_ = 0;
+    std::uint8_t cork_misses_ = 0;
+    std::uint64_t write_polls_ = 0;                     // Engine::inline_polls() then
+    std::chrono::steady_clock::time_point write_at_{};  // when the last write's post returned
     FrameHeader disc_hdr_{};
     // send_alone's flat copy of a small frame. A member, not a local: 512 bytes of stack
     // put every call below send_alone (the key re-check, send()) on stack lines that no

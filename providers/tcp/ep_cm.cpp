@@ -416,6 +416,7 @@ void TcpEp::reset_stream() noexcept {
     close_after_ctrl_ = false;
     disc_wanted_ = disc_sent_ = false;
     wire_ = WireTerms{};
+    drop_cork();
 }
 
 // An abrupt end's goodbye: DISC, if it can go out whole right now without splitting a

@@ -245,17 +245,21 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
         teardown(DAT_CONNECTION_EVENT_BROKEN, true);
         return DAT_SUCCESS;
     }
+    const bool write = w.hdr.op == kWrite;
+    if (write_last_) follow_write(!write);  // a held write leaves with this post
     ++sq_tail_;
     if (defer_tx()) {
         // EPOLLOUT (the socket has room) sends it, with what is posted meanwhile, in the
         // next epoll round of whoever progresses.
         update_poll();
+        if (write) note_write();
         return DAT_SUCCESS;
     }
     if (!send_alone()) tx_progress();
     reap();
     update_poll();
     if (stamp_post_) last_post_ = std::chrono::steady_clock::now();
+    if (write) note_write();
     return DAT_SUCCESS;
 }
 
@@ -273,8 +277,9 @@ DAT_RETURN TcpEp::reconfigure(const DAT_EP_ATTR &a) noexcept {
 [[gnu::hot]] bool TcpEp::send_now(const DAT_LMR_TRIPLET &seg, DAT_DTO_COOKIE cookie,
                                   DAT_COMPLETION_FLAGS flags) noexcept {
     const DAT_LMR_TRIPLET s = seg;  // read once: what is checked is what is sent
-    if (dead_ || phase_ != Phase::Connected || sq_head_ != sq_tail_ || tx_src_ != TxSrc::None ||
-        ctrl_head_ != ctrl_tail_ || (flags & ~RequestWr::kQuiet) != 0 ||
+    // After a write, post_request: the write may be held for this SEND (ep_cork.cpp).
+    if (dead_ || write_last_ || phase_ != Phase::Connected || sq_head_ != sq_tail_ ||
+        tx_src_ != TxSrc::None || ctrl_head_ != ctrl_tail_ || (flags & ~RequestWr::kQuiet) != 0 ||
         s.segment_length > kFlatSendMax - sizeof(FrameHeader) ||
         s.segment_length > tr_->limits().max_message_size ||
         ep->delayed_ack.load(std::memory_order_relaxed))
@@ -367,9 +372,11 @@ void TcpEp::rest_under_way(std::size_t sent) noexcept {
         if (!source_alive(hold, TxSrc::Request, sq_tx_)) return false;  // the round fails it
         copy_segments(&sq_iov_[slot * kMaxIov], w.niov, flat_ + sizeof w.hdr);
     }
+    // An RDMA write the history says a post follows waits in the socket for it.
+    const int more = w.hdr.op == kWrite && cork_write(w) ? MSG_MORE : 0;
     long sent;  // or -errno
     do {
-        sent = sys::send_raw(fd_.get(), flat_, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+        sent = sys::send_raw(fd_.get(), flat_, bytes, MSG_NOSIGNAL | MSG_DONTWAIT | more);
     } while (sent == -EINTR);
     if (sent < 0) {
         // Full: EPOLLOUT (update_poll) brings the round. Failed: the round's own send

@@ -1,0 +1,151 @@
+// Write, then notify (providers/tcp/ep_cork.cpp; docs/tcp-provider.md, "Transmit"): once a
+// connection's RDMA writes have each had a SEND follow at once, the next write waits in the
+// socket for that SEND, and both leave together. What must hold, seen from a raw peer:
+//  - the write is held until the SEND is posted, then both arrive;
+//  - a held write no post follows still arrives: at the application's next progress call
+//    (a dequeue) at once, or, with no call at all, when the kernel sends it (about 200 ms);
+//    and the miss ends the holding: the next write leaves at once;
+//  - DAT_TCP_CORK_WRITES=off sends every write at once.
+// One process: the provider's EP accepts a raw connection; this thread is the application.
+#include <poll.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "dat_fixture.hpp"
+#include "raw_peer.hpp"
+
+using namespace dattest;
+using opendat::tcp::FrameHeader;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kArrives = 2000;  // ms: anything that is sent arrives well within this
+// ms: far below the kernel's own push of a held segment (TCP_RTO_MIN, 200 ms), so that
+// what arrives within it was sent by the provider.
+constexpr int kPromptly = 100;
+
+class TcpCork : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ASSERT_EQ(s_.open(), DAT_SUCCESS);
+        ASSERT_EQ(s_.make_ep(), DAT_SUCCESS);
+        ASSERT_EQ(s_.reg(&src_, 64), DAT_SUCCESS);
+        DAT_CONN_QUAL qual = 0;
+        ASSERT_EQ(s_.listen(&qual), DAT_SUCCESS);
+        fd_ = attack::connect_tcp(own_address(), static_cast<std::uint16_t>(qual));
+        ASSERT_GE(fd_, 0);
+        ASSERT_TRUE(attack::send_conn_req(fd_));
+        ASSERT_EQ(s_.accept_one(), DAT_SUCCESS);
+        ASSERT_TRUE(attack::expect_conn_acc(fd_));
+    }
+    void TearDown() override {
+        if (fd_ >= 0) close(fd_);
+    }
+
+    void post_write() {
+        DAT_LMR_TRIPLET iov = src_.iov(0, 8);
+        DAT_RMR_TRIPLET remote{};  // the raw peer places nothing: any range will do
+        remote.rmr_context = 0x1234;
+        remote.virtual_address = 0x10000;
+        remote.segment_length = 64;
+        DAT_DTO_COOKIE ck{};
+        ASSERT_EQ(dat_ep_post_rdma_write(s_.ep, 1, &iov, ck, &remote, DAT_COMPLETION_SUPPRESS_FLAG),
+                  DAT_SUCCESS);
+    }
+    void post_send() {
+        DAT_LMR_TRIPLET iov = src_.iov(0, 8);
+        DAT_DTO_COOKIE ck{};
+        ASSERT_EQ(dat_ep_post_send(s_.ep, 1, &iov, ck, DAT_COMPLETION_SUPPRESS_FLAG), DAT_SUCCESS);
+    }
+    // The next frame from the provider is `op`, within timeout_ms; its payload is read too.
+    bool frame(std::uint8_t op, int timeout_ms) {
+        FrameHeader h{};
+        if (!attack::recv_all(fd_, &h, sizeof h, timeout_ms) || h.op != op) return false;
+        std::vector<unsigned char> body(h.length);
+        return body.empty() || attack::recv_all(fd_, body.data(), body.size(), timeout_ms);
+    }
+    // Nothing arrives within ms.
+    bool quiet(int ms) {
+        pollfd p{fd_, POLLIN, 0};
+        return poll(&p, 1, ms) == 0;
+    }
+    // Writes, each with its SEND at once: the history that makes the next write wait.
+    void write_then_send(int n) {
+        for (int i = 0; i < n; ++i) {
+            post_write();
+            post_send();
+            ASSERT_TRUE(frame(opendat::tcp::kWrite, kArrives));
+            ASSERT_TRUE(frame(opendat::tcp::kSend, kArrives));
+        }
+    }
+
+    Node s_;
+    Buffer src_;
+    int fd_ = -1;
+};
+
+TEST_F(TcpCork, AWriteWaitsForTheSendThatFollowsIt) {
+    write_then_send(3);
+    post_write();
+    EXPECT_TRUE(quiet(kPromptly)) << "the write left before its SEND was posted";
+    post_send();
+    EXPECT_TRUE(frame(opendat::tcp::kWrite, kArrives));
+    EXPECT_TRUE(frame(opendat::tcp::kSend, kArrives));
+}
+
+// The application dequeues instead of posting its SEND: the write goes then, and the next
+// one is not held (a miss doubles the run a hold needs).
+TEST_F(TcpCork, AHeldWriteGoesAtTheNextProgressCall) {
+    write_then_send(3);
+    post_write();
+    ASSERT_TRUE(quiet(kPromptly / 2));
+    DAT_EVENT ev;
+    EXPECT_EQ(DAT_GET_TYPE(dat_evd_dequeue(s_.req_evd, &ev)), DAT_QUEUE_EMPTY);
+    EXPECT_TRUE(frame(opendat::tcp::kWrite, kPromptly)) << "the dequeue did not send it";
+    write_then_send(3);  // a run of 3: not enough after a miss
+    post_write();
+    EXPECT_TRUE(frame(opendat::tcp::kWrite, kPromptly)) << "held again after a miss";
+}
+
+// No post follows and the application makes no DAT call at all: the kernel sends the write
+// (after some 200 ms: a late write, never a lost one). The next post counts the miss.
+TEST_F(TcpCork, AHeldWriteThatNothingFollowsStillArrives) {
+    write_then_send(3);
+    post_write();
+    const auto t0 = Clock::now();
+    ASSERT_TRUE(frame(opendat::tcp::kWrite, kArrives));
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
+    std::printf("a held write that nothing followed arrived after %lld ms\n",
+                static_cast<long long>(ms));
+    post_write();
+    EXPECT_TRUE(frame(opendat::tcp::kWrite, kPromptly)) << "held again after a miss";
+}
+
+// The IA reads DAT_TCP_CORK_WRITES when it opens.
+class TcpCorkOff : public TcpCork {
+  protected:
+    void SetUp() override {
+        ASSERT_EQ(setenv("DAT_TCP_CORK_WRITES", "off", 1), 0);
+        TcpCork::SetUp();
+    }
+    void TearDown() override {
+        TcpCork::TearDown();
+        unsetenv("DAT_TCP_CORK_WRITES");
+    }
+};
+
+TEST_F(TcpCorkOff, EveryWriteLeavesAtOnce) {
+    write_then_send(5);
+    post_write();
+    EXPECT_TRUE(frame(opendat::tcp::kWrite, kPromptly)) << "held although turned off";
+}
+
+}  // namespace
