@@ -158,6 +158,9 @@ void Engine::retire(Pollable *p) noexcept {
 }
 
 bool Engine::cork(Pollable *p) noexcept {
+    // Without the inline waker a dat_evd_wait sleeps on its EVD: no consumer round would
+    // ever send a held write.
+    if (inline_wake_.fd < 0) return false;
     Pollable *none = nullptr;
     if (!corked_.compare_exchange_strong(none, p)) return false;
     // As detach_hot: retire() marks p before it clears corked_, so either it clears what we

@@ -145,6 +145,8 @@ class Engine {
         Pollable *q = p;
         corked_.compare_exchange_strong(q, nullptr);
     }
+    // Whether p's hold is the one recorded (compared, never dereferenced).
+    bool corked_is(const Pollable *p) const noexcept { return corked_.load() == p; }
     // Whether the record of the object out of the epoll set names p (tests: compared,
     // never dereferenced).
     bool detached_is(const Pollable *p) const noexcept { return detached_.load() == p; }

@@ -176,6 +176,7 @@ class alignas(64) TcpEp final : public Pollable {
     void note_write() noexcept;
     void follow_write(bool notifies) noexcept;
     void cork_missed(const char *how) noexcept;
+    void cork_failed() noexcept;
     void drop_cork() noexcept;  // the stream ends (reset_stream)
     void rest_under_way(std::size_t sent) noexcept;
     void send_now_rest(const DAT_LMR_TRIPLET &s, DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags,

@@ -40,6 +40,12 @@ namespace opendat::tcp {
     return true;
 }
 
+// send_alone's send() failed: nothing is held after all.
+void TcpEp::cork_failed() noexcept {
+    corked_ = false;
+    tr_->engine().uncorked(this);
+}
+
 [[gnu::hot]] void TcpEp::note_write() noexcept {
     const Engine &e = tr_->engine();
     if (cork_misses_ >= kCorkMissesMax || !e.policy().cork_writes) return;
@@ -86,7 +92,10 @@ void TcpEp::cork_missed(const char *how) noexcept {
 
 void TcpEp::uncork() noexcept {
     std::lock_guard lk(ep->mu);
-    if (!corked_) return;  // its own post got there first
+    // Its own post got there first (nothing held), or got there and then held its next
+    // write (in the engine's slot again, since the round took it out): that one is not the
+    // write the round found, and its own post, or a later round, sends it.
+    if (!corked_ || tr_->engine().corked_is(this)) return;
     corked_ = false;
     write_last_ = false;
     if (fd_) {
@@ -100,7 +109,8 @@ void TcpEp::uncork() noexcept {
 }
 
 void TcpEp::drop_cork() noexcept {
-    // Closing the socket sends what it holds; a new stream starts without a history.
+    // Closing the socket sends what it holds; a new stream starts a new run. The misses
+    // stay: they are the application's habits, not the stream's.
     if (corked_) tr_->engine().uncorked(this);
     corked_ = false;
     write_last_ = false;

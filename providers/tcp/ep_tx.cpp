@@ -379,6 +379,7 @@ void TcpEp::rest_under_way(std::size_t sent) noexcept {
         sent = sys::send_raw(fd_.get(), flat_, bytes, MSG_NOSIGNAL | MSG_DONTWAIT | more);
     } while (sent == -EINTR);
     if (sent < 0) {
+        if (more != 0) cork_failed();
         // Full: EPOLLOUT (update_poll) brings the round. Failed: the round's own send
         // fails the same way and ends the connection.
         return sent == -EAGAIN || sent == -EWOULDBLOCK;
