@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -66,12 +65,15 @@ class TcpCork : public ::testing::Test {
         DAT_DTO_COOKIE ck{};
         ASSERT_EQ(dat_ep_post_send(s_.ep, 1, &iov, ck, DAT_COMPLETION_SUPPRESS_FLAG), DAT_SUCCESS);
     }
-    // The next frame from the provider is `op`, within timeout_ms; its payload is read too.
+    // The next frame from the provider is `op`, within timeout_ms; its payload (8 bytes
+    // here) is read too.
     bool frame(std::uint8_t op, int timeout_ms) {
         FrameHeader h{};
-        if (!attack::recv_all(fd_, &h, sizeof h, timeout_ms) || h.op != op) return false;
-        std::vector<unsigned char> body(h.length);
-        return body.empty() || attack::recv_all(fd_, body.data(), body.size(), timeout_ms);
+        unsigned char body[64];
+        if (!attack::recv_all(fd_, &h, sizeof h, timeout_ms) || h.op != op ||
+            h.length > sizeof body)
+            return false;
+        return h.length == 0 || attack::recv_all(fd_, body, h.length, timeout_ms);
     }
     // Nothing arrives within ms.
     bool quiet(int ms) {
