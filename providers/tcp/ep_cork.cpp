@@ -31,10 +31,10 @@ namespace opendat::tcp {
 
 [[gnu::hot]] bool TcpEp::cork_write(const RequestWr &w) noexcept {
     // A write that waits for a reply (delayed ACK) has its completion to wait for: the
-    // consumer's wait pushes it at once, a miss every time.
-    if (w.need_reply || cork_misses_ >= kCorkMissesMax || cork_run_ < (kCorkRun << cork_misses_) ||
-        !tr_->engine().policy().cork_writes)
-        return false;
+    // consumer's wait pushes it at once, a miss every time. The run says the rest: it only
+    // grows where note_write records writes (the policy allows it, misses below the limit),
+    // and every miss empties it.
+    if (w.need_reply || cork_run_ < (kCorkRun << cork_misses_)) return false;
     if (!tr_->engine().cork(this)) return false;  // another connection holds one
     corked_ = true;
     return true;
@@ -64,6 +64,11 @@ void TcpEp::cork_failed() noexcept {
 // CPU may be preempted between the two posts.
 [[gnu::hot]] void TcpEp::follow_write(bool notifies) noexcept {
     write_last_ = false;
+    const bool quiet = tr_->engine().inline_polls() == write_polls_;
+    if (!corked_ && !quiet) {  // a polled ping-pong's every write: no clock read
+        cork_run_ = 0;
+        return;
+    }
     const bool late = std::chrono::steady_clock::now() - write_at_ > kCorkLate;
     if (corked_) {
         corked_ = false;
@@ -75,7 +80,7 @@ void TcpEp::cork_failed() noexcept {
             return;
         }
     }
-    if (late || tr_->engine().inline_polls() != write_polls_)
+    if (late || !quiet)
         cork_run_ = 0;
     else if (notifies && cork_run_ < UINT8_MAX)
         ++cork_run_;
