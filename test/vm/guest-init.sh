@@ -28,6 +28,11 @@ fail() {
 }
 
 log "modules loaded, kernel $(uname -r)"
+# A test of the host's boot watchdog (OPENDAT_VM_HANG_BOOTS): never start the command.
+if [ -f /ctl/hang ]; then
+  log "hanging on purpose (OPENDAT_VM_HANG_BOOTS)"
+  while :; do sleep 60; done
+fi
 R=/newroot
 mkdir -p /lower /rw $R
 opts=trans=virtio,version=9p2000.L,msize=262144

@@ -24,8 +24,10 @@
 # Other variables: OPENDAT_VM_MEM (MiB, default 2048), OPENDAT_VM_SMP (default: host cores,
 # at most 2), OPENDAT_VM_ACCEL (auto, tcg or kvm; auto uses KVM only with vmx/svm in
 # /proc/cpuinfo and a usable /dev/kvm), OPENDAT_VM_NICE (default 10), OPENDAT_VM_CACHE,
-# OPENDAT_VM_BOOT_TRIES (boots in all when the guest kernel panics before the command starts;
-# default 2) and OPENDAT_VM_PANIC_BOOTS (a test of that retry: the first N boots panic).
+# OPENDAT_VM_BOOT_TRIES (boots in all when the guest kernel panics or hangs before the command
+# starts; default 3), OPENDAT_VM_BOOT_LIMIT (seconds a boot may take before it counts as hung;
+# default 180), OPENDAT_VM_PANIC_BOOTS and OPENDAT_VM_HANG_BOOTS (tests of that retry: the
+# first N boots panic, or hang).
 #
 # Exit status: the command's; 124 when the wall-clock limit was hit (QEMU is killed); 125 when
 # the VM did not get to run the command (see the console log); 2 when not prepared.
@@ -157,10 +159,19 @@ for s in ${real_shares[@]+"${real_shares[@]}"}; do
   i=$((i + 1))
 done
 
-# One boot of the guest (wall-clock limit $1, kernel command line $2); sets qrc (QEMU's status).
+# A guest that has not started the command this long after QEMU started is hung, not slow:
+# under TCG it is ready in 10-20 s. On a CI machine, under TCG, vCPU 0 once went idle 3 s into
+# the boot and its timer interrupt never came (RCU stall warnings from then on, "timer wakeup
+# didn't happen"); the run then sat out its whole 1500 s limit. Such a boot is killed and
+# retried like a panicking one.
+boot_limit=${OPENDAT_VM_BOOT_LIMIT:-180}
+[[ $boot_limit =~ ^[1-9][0-9]*$ ]] || vm_die "OPENDAT_VM_BOOT_LIMIT must be whole seconds"
+
+# One boot of the guest (wall-clock limit $1, kernel command line $2); sets qrc (QEMU's status)
+# and boot_hung (true when the boot limit killed it).
 boot_once() {
   : >"$ctl/stdout"; : >"$ctl/stderr"
-  rm -f "$ctl/status" "$ctl/boot-seconds" "$ctl/end-seconds"
+  rm -f "$ctl/status" "$ctl/boot-seconds" "$ctl/end-seconds" "$ctl/boot-hung"
   # nice: the machine is shared. timeout kills QEMU at the limit (and hard 10 s later).
   nice -n "${OPENDAT_VM_NICE:-10}" timeout -k 10 "$1" "${qemu[@]}" -append "$2" \
     </dev/null >>"$log_file" 2>&1 &
@@ -168,11 +179,28 @@ boot_once() {
   # The command's output, live, on our own stdout and stderr.
   tail -n +1 -s 0.2 -f --pid="$qpid" "$ctl/stdout" & tails+=($!)
   tail -n +1 -s 0.2 -f --pid="$qpid" "$ctl/stderr" >&2 & tails+=($!)
+  # The boot watchdog: gone once the guest reports it is ready (or QEMU ended).
+  local limit=$boot_limit
+  [ "$1" -gt "$limit" ] || limit=$(($1 + 60))  # the run's own limit comes first
+  (
+    waited=0
+    while kill -0 "$qpid" 2>/dev/null && [ ! -f "$ctl/boot-seconds" ] && [ ! -f "$ctl/status" ]; do
+      if [ "$waited" -ge "$limit" ]; then
+        : >"$ctl/boot-hung"
+        kill "$qpid" 2>/dev/null || true
+        break
+      fi
+      sleep 1
+      waited=$((waited + 1))
+    done
+  ) & tails+=($!)
   qrc=0
   wait "$qpid" || qrc=$?
   qpid=
   for t in "${tails[@]}"; do wait "$t" 2>/dev/null || true; done
   tails=()
+  boot_hung=false
+  if [ -f "$ctl/boot-hung" ] && [ ! -f "$ctl/boot-seconds" ]; then boot_hung=true; fi
 }
 
 say "booting $KVER ($accel, $smp cpu, timeout ${timeout_s}s), console log $log_file"
@@ -181,10 +209,11 @@ start=$(date +%s.%N)
 # A guest kernel that panics before the command starts (no boot-seconds yet) is a fault of
 # the emulation, not of the command: under TCG, Debian's kernel once died of a page fault in
 # an interrupt 1.9 s into the boot, on a CI machine, in a run whose other boots were fine.
-# Boot again, up to OPENDAT_VM_BOOT_TRIES times in all (default 2), within the same
-# wall-clock limit. A panic after the command started is reported, never retried: the
+# So is a boot that has not started the command after OPENDAT_VM_BOOT_LIMIT seconds (see
+# boot_limit). Boot again, up to OPENDAT_VM_BOOT_TRIES times in all (default 3), within the
+# same wall-clock limit. A panic after the command started is reported, never retried: the
 # command may have caused it, and its output has already been passed on.
-tries=${OPENDAT_VM_BOOT_TRIES:-2}
+tries=${OPENDAT_VM_BOOT_TRIES:-3}
 [[ $tries =~ ^[1-9][0-9]*$ ]] || vm_die "OPENDAT_VM_BOOT_TRIES must be a positive number"
 [[ ${OPENDAT_VM_PANIC_BOOTS:-0} =~ ^[0-9]+$ ]] || vm_die "OPENDAT_VM_PANIC_BOOTS must be a number"
 started_s=$SECONDS
@@ -196,22 +225,34 @@ while :; do
   seen=$(wc -l <"$log_file")
   # OPENDAT_VM_PANIC_BOOTS=N (a test of this retry): the first N boots get an init that
   # does not exist, and the kernel panics at once.
+  # OPENDAT_VM_HANG_BOOTS=N (a test of the boot watchdog): the first N boots' second-stage
+  # init sleeps instead of starting the command.
+  if [ "$attempt" -le "${OPENDAT_VM_HANG_BOOTS:-0}" ]; then : >"$ctl/hang"; else rm -f "$ctl/hang"; fi
   if [ "$attempt" -le "${OPENDAT_VM_PANIC_BOOTS:-0}" ]; then
     boot_once "$left" "${cmdline/rdinit=\/init/rdinit=/opendat-vm-no-such-init}"
   else
     boot_once "$left" "$cmdline"
   fi
-  if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then break; fi
-  if [ -f "$ctl/boot-seconds" ] || [ -f "$ctl/status" ]; then break; fi
+  if ! $boot_hung; then
+    if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then break; fi
+    if [ -f "$ctl/boot-seconds" ] || [ -f "$ctl/status" ]; then break; fi
+  fi
   this_boot=$(tail -n +"$((seen + 1))" "$log_file")
-  grep -aq 'Kernel panic' <<<"$this_boot" || break
-  # Our own second-stage init dying is a harness bug, not the emulation's: no retry.
-  if grep -aq 'Attempted to kill init' <<<"$this_boot"; then break; fi
+  if ! $boot_hung; then
+    grep -aq 'Kernel panic' <<<"$this_boot" || break
+    # Our own second-stage init dying is a harness bug, not the emulation's: no retry.
+    if grep -aq 'Attempted to kill init' <<<"$this_boot"; then break; fi
+  fi
   [ "$attempt" -lt "$tries" ] || break
   # Too little time left for a boot and the command: end as a failed boot (125).
   [ "$(secs_left)" -ge 30 ] || break
-  vm_log "the guest kernel panicked before the command started (boot $attempt of $tries; console log: $log_file):"
-  grep -a -m 4 -E 'BUG:|Oops|RIP:|Kernel panic' <<<"$this_boot" | sed 's/^/  console: /' >&2
+  if $boot_hung; then
+    vm_log "the guest did not start the command within ${boot_limit}s of the boot (boot $attempt of $tries; console log: $log_file):"
+    grep -a -E 'rcu|BUG:|watchdog|guest\[' <<<"$this_boot" | tail -n 4 | sed 's/^/  console: /' >&2
+  else
+    vm_log "the guest kernel panicked before the command started (boot $attempt of $tries; console log: $log_file):"
+    grep -a -m 4 -E 'BUG:|Oops|RIP:|Kernel panic' <<<"$this_boot" | sed 's/^/  console: /' >&2
+  fi
   attempt=$((attempt + 1))
   vm_log "booting again (boot $attempt of $tries)"
   echo "==== opendat-vm: boot $attempt of $tries ====" >>"$log_file"
@@ -219,6 +260,11 @@ done
 end=$(date +%s.%N)
 elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 
+if $boot_hung; then
+  vm_log "the guest did not start the command within ${boot_limit}s of any of its $attempt boot(s); console log: $log_file"
+  tail -n 20 "$log_file" | sed 's/^/  console: /' >&2
+  exit 125
+fi
 if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
   vm_log "TIMEOUT: the VM run exceeded ${timeout_s}s and QEMU was killed (console log: $log_file)"
   tail -n 20 "$log_file" | sed 's/^/  console: /' >&2
