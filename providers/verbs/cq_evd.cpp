@@ -219,11 +219,14 @@ DAT_RETURN CqEvd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *o
         int n = ::poll(fds, 2, deadline.poll_ms(-1));
         if (n < 0 && errno != EINTR) return util::kInternal;
         if (n < 0) return util::err(DAT_INTERRUPTED_CALL);
-        if ((fds[0].revents & POLLIN) && take_channel_event()) armed = false;
+        if ((fds[0].revents & POLLIN) && take_channel_event(/*by_waiter=*/true)) armed = false;
         if (fds[1].revents & POLLIN) {
             std::uint64_t v;
             [[maybe_unused]] ssize_t r = ::read(wake_.get(), &v, sizeof v);
             if (evd_->state() & DAT_EVD_STATE_UNWAITABLE) return util::err(DAT_INTERRUPTED_CALL);
+            // The poke may come from a CNO agent or dat_cno_wait that took the channel
+            // event meant for us (take_channel_event): the CQ is no longer armed.
+            armed = false;
         }
     }
 }
@@ -264,11 +267,20 @@ bool CqEvd::has_event() noexcept {
     return staged_.load(std::memory_order_relaxed) > 0;
 }
 
-bool CqEvd::take_channel_event() noexcept {
+bool CqEvd::take_channel_event(bool by_waiter) noexcept {
     ibv_cq *cq = nullptr;
     void *ctx = nullptr;
     if (ibv_get_cq_event(ch_.get(), &cq, &ctx) != 0) return false;
     ibv_ack_cq_events(cq, 1);
+    // A dat_evd_wait may sleep in poll(2) on this channel too. Its poll re-checks the fd
+    // after the wake-up; if we read the event first, it sleeps on, with the completion in
+    // the CQ (or staged by a CNO agent) and the CQ no longer armed: until its timeout, or
+    // for ever. Its eventfd wakes it to look again and re-arm. (A waiter that counts
+    // itself in after our look at waiters_ drains the CQ before it sleeps.)
+    if (!by_waiter && waiters_.load() > 0) {
+        std::uint64_t one = 1;
+        [[maybe_unused]] ssize_t r = sys::write(wake_.get(), &one, sizeof one);
+    }
     return true;
 }
 

@@ -62,7 +62,9 @@ class CqEvd final : public util::EvdBackend {
     // completions are all delivered; it is only the wake-up that waits.
     void set_solicited_only() noexcept { solicited_only_.store(1, std::memory_order_relaxed); }
     int channel_fd() const noexcept { return ch_->fd; }
-    bool take_channel_event() noexcept;  // whether there was one (it is acknowledged)
+    // Whether there was a channel event (it is acknowledged). Taken by anyone but this
+    // EVD's own dat_evd_wait, it also wakes that waiter, if there is one.
+    bool take_channel_event(bool by_waiter = false) noexcept;
     // For CNO agents (cq_agent.cpp): completions moved out of the CQ so far, and whether a
     // dat_evd_wait blocks on this EVD.
     std::uint64_t arrived() const noexcept { return arrived_.load(std::memory_order_acquire); }

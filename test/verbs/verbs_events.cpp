@@ -19,6 +19,11 @@
 //                 not woken by an unsolicited message (dat_evd_wait runs to its timeout,
 //                 then may hand it over) but is by a solicited one (sent with
 //                 DAT_COMPLETION_SOLICITED_WAIT_FLAG).
+//  wait_beside_agent: a thread blocked in dat_evd_wait on a receive EVD whose CNO has a
+//                 proxy agent (so the provider's CQ agent thread sleeps on the same
+//                 completion channel) is woken by every message: `rounds` x 4 messages,
+//                 none may take a second (the agent taking the channel event first
+//                 left the waiter asleep to its 2 s timeout in 2 of 3 runs of 120).
 #include <dat2/udat.h>
 #include <netinet/in.h>
 
@@ -430,6 +435,58 @@ void test_solicited(const Ia &ia, DAT_CONN_QUAL qual) {
     free_evds(&p);
 }
 
+void agent_noop(DAT_PVOID, DAT_EVD_HANDLE) {}
+
+void test_wait_beside_agent(const Ia &ia, DAT_CONN_QUAL qual, int rounds) {
+    DAT_CNO_HANDLE cno = DAT_HANDLE_NULL;
+    DAT_OS_WAIT_PROXY_AGENT agent;
+    agent.instance_data = nullptr;
+    agent.proxy_agent_func = agent_noop;
+    check("dat_cno_create (with an agent)", dat_cno_create(ia.ia, agent, &cno));
+    End a, p;
+    separate_evds(ia, &a);
+    separate_evds(ia, &p);
+    dat_evd_free(p.recv);
+    p.recv = evd(ia, DAT_EVD_DTO_FLAG, cno);
+    DAT_EP_ATTR at = base_attr();
+    a.make(ia, &at);
+    p.make(ia, &at);
+    connect_pair(ia, qual, &a, &p);
+    const int messages = rounds * 4;
+    int failures = 0;
+    auto us = wake_latencies(
+        messages,
+        [&] {
+            // A missed wake-up ends at the timeout with the completion there (the wait
+            // looks once more): a wait of over a second fails too.
+            DAT_EVENT ev;
+            DAT_COUNT more;
+            const auto t0 = Clock::now();
+            DAT_RETURN rc = dat_evd_wait(p.recv, 2'000'000, 1, &ev, &more);
+            return Clock::now() - t0 < std::chrono::seconds(1) && rc == DAT_SUCCESS &&
+                   ev.event_number == DAT_DTO_COMPLETION_EVENT &&
+                   ev.event_data.dto_completion_event_data.status == DAT_DTO_SUCCESS;
+        },
+        [&] {
+            DAT_LMR_TRIPLET r = p.iov(0, 64);
+            DAT_LMR_TRIPLET s = a.iov(0, 16);
+            DAT_DTO_COOKIE c;
+            c.as_64 = 1;
+            check("post_recv", dat_ep_post_recv(p.ep, 1, &r, c, DAT_COMPLETION_DEFAULT_FLAG));
+            check("post_send", dat_ep_post_send(a.ep, 1, &s, c, DAT_COMPLETION_DEFAULT_FLAG));
+            DAT_EVENT ev;
+            DAT_COUNT more;
+            check("send completion", dat_evd_wait(a.req, 2'000'000, 1, &ev, &more));
+        },
+        &failures);
+    report_latency("wait_beside_agent", us, failures, messages);
+    free_end(&p);
+    free_end(&a);
+    free_evds(&a);
+    free_evds(&p);
+    dat_cno_free(cno);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -459,6 +516,7 @@ int main(int argc, char **argv) {
     test_conn_merged(ia, qual);
     test_suppress(ia, qual + 1);
     test_solicited(ia, qual + 2);
+    test_wait_beside_agent(ia, qual + 3, rounds);
 
     dat_pz_free(ia.pz);
     dat_ia_close(ia.ia, DAT_CLOSE_ABRUPT_FLAG);
