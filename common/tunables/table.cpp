@@ -14,14 +14,14 @@ namespace opendat::tunables {
 namespace {
 
 constexpr const Spec *kAll[] = {
-    &kDatOverride,        &kDatTraceLevel,     &kDatTraceDest,       &kDatTraceSubsys,
-    &kDatDbgType,         &kDatDbgDest,        &kDaplTraceLevel,     &kDaplTraceDest,
-    &kDaplTraceSubsys,    &kDaplDbgType,       &kDaplDbgDest,        &kTcpKeepalive,
-    &kTcpUserTimeoutMs,   &kTcpConnectRetryMs, &kTcpProgress,        &kTcpSpinUs,
-    &kTcpWaitSpinUs,      &kTcpWaitSleep,      &kTcpTxBatch,         &kTcpTxBurstGapNs,
-    &kTcpCorkWrites,      &kTcpWireVersion,    &kTcpIpv4Sockets,     &kTcpHandshakeMs,
-    &kTcpMaxPending,      &kTcpCloseMs,        &kTcpConnectAnswerMs, &kTcpDrainMs,
-    &kTcpAcceptBackoffMs, &kVerbsMaxInline,
+    &kDatOverride,      &kDatTraceLevel,      &kDatTraceDest,   &kDatTraceSubsys,
+    &kDatDbgType,       &kDatDbgDest,         &kDaplTraceLevel, &kDaplTraceDest,
+    &kDaplTraceSubsys,  &kDaplDbgType,        &kDaplDbgDest,    &kTcpKeepalive,
+    &kTcpUserTimeoutMs, &kTcpConnectRetryMs,  &kTcpProgress,    &kTcpSpinUs,
+    &kTcpWaitSpinUs,    &kTcpWaitSleep,       &kTcpTxBatch,     &kTcpTxBurstGapNs,
+    &kTcpCorkWrites,    &kTcpCorkHoldMs,      &kTcpWireVersion, &kTcpIpv4Sockets,
+    &kTcpHandshakeMs,   &kTcpMaxPending,      &kTcpCloseMs,     &kTcpConnectAnswerMs,
+    &kTcpDrainMs,       &kTcpAcceptBackoffMs, &kVerbsMaxInline,
 };
 
 void say(char *why, std::size_t size, const char *text) noexcept {

@@ -262,9 +262,21 @@ inline constexpr Spec kTcpCorkWrites{
     "on: once a connection's RDMA writes were each followed at once by another post (a "
     "write, then its notification), its next small write waits in the socket (MSG_MORE) for "
     "that post and both leave in one segment; a write no post follows goes at the "
-    "application's next DAT progress call, else within about 200 ms (the kernel); off: "
-    "every write leaves at once (read when an IA opens)",
+    "application's next DAT progress call, else after DAT_TCP_CORK_HOLD_MS; off: every "
+    "write leaves at once (read when an IA opens)",
     "on,off"};
+inline constexpr Spec kTcpCorkHoldMs{
+    "DAT_TCP_CORK_HOLD_MS",
+    Type::kInt,
+    "tcp",
+    "2",
+    2,
+    0,
+    1000,
+    "DAT_TCP_CORK_WRITES: milliseconds a held write may wait for the post that should follow "
+    "it before the progress thread sends it (a write nothing follows, and no DAT call); 0: "
+    "no limit, it waits for the application's next DAT progress call or the kernel (about "
+    "200 ms) (read when an IA opens)"};
 inline constexpr Spec kTcpWireVersion{
     "DAT_TCP_WIRE_VERSION",
     Type::kInt,

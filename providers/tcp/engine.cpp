@@ -78,6 +78,7 @@ ProgressPolicy ProgressPolicy::from_env() noexcept {
     // A held write goes at the consumer's next progress call: a dat_evd_wait that sleeps
     // on its EVD (not in the engine) makes none, and would leave it to the kernel.
     p.cork_writes = tun::read_choice(tun::kTcpCorkWrites) == 0 && p.wait_in_epoll;
+    p.cork_hold_ms = static_cast<std::uint32_t>(tun::read_int(tun::kTcpCorkHoldMs));
     return p;
 }
 
@@ -169,7 +170,34 @@ bool Engine::cork(Pollable *p) noexcept {
         uncorked(p);
         return false;
     }
+    // The progress thread sends a hold that nothing follows (after_sleep): it must not be
+    // asleep for longer than the hold may last. Pairs with sleep_ms (sequentially
+    // consistent): either it sees corked_ set, or we see that it sleeps long.
+    if (policy_.cork_hold_ms > 0) {
+        if (!cork_seen_.load(std::memory_order_relaxed)) cork_seen_.store(true);
+        if (sleeps_long_.load()) wake();
+    }
     return true;
+}
+
+int Engine::sleep_ms(int wait_ms) noexcept {
+    const int hold = static_cast<int>(policy_.cork_hold_ms);
+    if (!policy_.cork_writes || hold == 0 || (wait_ms >= 0 && wait_ms <= hold)) return wait_ms;
+    sleeps_long_.store(true);
+    if (cork_seen_.exchange(false) || corked_.load() != nullptr) {
+        sleeps_long_.store(false);
+        return hold;
+    }
+    return wait_ms;
+}
+
+void Engine::after_sleep() noexcept {
+    if (!policy_.cork_writes || policy_.cork_hold_ms == 0) return;
+    sleeps_long_.store(false, std::memory_order_relaxed);
+    // No dispatch lock needed (a consumer may sleep holding it): p, read before any
+    // retire() could clear it, is freed only by this thread's own drain of parked objects.
+    if (Pollable *p = corked_.load())
+        p->push_if_stale(std::chrono::milliseconds(policy_.cork_hold_ms));
 }
 
 void Engine::push_corked_now() noexcept {
@@ -566,6 +594,7 @@ void Engine::progress_dispatch(epoll_event *events, int n) noexcept {
                 if (inline_owner_.load()) wait_ms = ticking ? kTickMs : -1;
             }
             seen_polls_ = polls;
+            wait_ms = sleep_ms(wait_ms);
             if (!owned && rounds_off_.load()) {
                 watch(events, wait_ms);
             } else {
@@ -575,6 +604,7 @@ void Engine::progress_dispatch(epoll_event *events, int n) noexcept {
                     [[maybe_unused]] ssize_t r = sys::read(evfd_, &v, sizeof v);
                 }
             }
+            after_sleep();
             standby_long_.store(false);
             backing_off_.store(false);
             if (ticking) run_ticks(ticks);
@@ -607,7 +637,8 @@ void Engine::progress_dispatch(epoll_event *events, int n) noexcept {
             // only here: a hand-back must survive a round that ends in a back-off, or the
             // sleeping consumer's next arrival waits out the back-off.)
             handed_back_.store(false);
-            n = sys::epoll_wait(epfd_, events, kBatch, ticking ? kTickMs : -1);
+            n = sys::epoll_wait(epfd_, events, kBatch, sleep_ms(ticking ? kTickMs : -1));
+            after_sleep();
         }
         active = n > 0 || found.hot;
         if (n < 0 && errno != EINTR) {

@@ -72,6 +72,10 @@ class Pollable {
     // post, so they go now. Called with the engine's dispatch lock held, never on a freed
     // object.
     virtual void uncork() noexcept {}
+    // The same from the progress thread (Engine::after_sleep), only if the bytes have been
+    // held for longer than `hold`: nothing followed them and the application made no call.
+    // Never on a freed object: only the progress thread frees retired ones.
+    virtual void push_if_stale(std::chrono::milliseconds /*hold*/) noexcept {}
 
   private:
     friend class Engine;
@@ -92,6 +96,8 @@ class Pollable {
 //   DAT_TCP_TX_BURST_GAP_NS  how close posts must be to be batched (0: measured, burst_gap.hpp)
 //   DAT_TCP_CORK_WRITES   on (default) | off: an RDMA write waits in its socket for the post
 //                         that usually follows it (ep_cork.cpp); never without inline waits
+//   DAT_TCP_CORK_HOLD_MS  how long at most, if nothing follows it and the application makes
+//                         no call (2, 0..1000; 0: until a call, or the kernel's ~200 ms)
 struct ProgressPolicy {
     enum class Mode { Adaptive, Busy, Sleep };
     Mode mode = Mode::Adaptive;
@@ -101,6 +107,7 @@ struct ProgressPolicy {
     std::uint32_t tx_batch = 64;  // not progress, but read with it: once per IA, per engine
     std::chrono::nanoseconds burst_gap{1000};  // likewise (defer_tx)
     bool cork_writes = true;                   // likewise (TcpEp::cork_write)
+    std::uint32_t cork_hold_ms = 2;            // likewise (Engine::sleep_ms)
     static ProgressPolicy from_env() noexcept;
 };
 
@@ -229,6 +236,11 @@ class Engine {
         if (corked_.load(std::memory_order_relaxed) != nullptr) push_corked_now();
     }
     void push_corked_now() noexcept;
+    // The progress thread, about to sleep for at most wait_ms (-1: no limit): how long it
+    // may, so that a held write that nothing follows goes after cork_hold_ms (cork_seen_,
+    // sleeps_long_); after_sleep() then sends one that has waited that long.
+    int sleep_ms(int wait_ms) noexcept;
+    void after_sleep() noexcept;
 
     const ProgressPolicy policy_;
     int epfd_ = -1;
@@ -252,6 +264,12 @@ class Engine {
     // hot_: every consumer round reads both. Cleared by its own next post (uncorked), by a
     // consumer's round (push_corked) and by retire(), so it never names a parked object.
     std::atomic<Pollable *> corked_{nullptr};
+    // A write was held since the progress thread last decided how long to sleep (cork),
+    // and whether it now sleeps for longer than cork_hold_ms (sleep_ms): then the next hold
+    // wakes it. While holds come, it sleeps in slices of cork_hold_ms; the run's first hold
+    // costs a wake-up, the others nothing. Next to corked_: cork() writes all three.
+    std::atomic<bool> cork_seen_{false};
+    std::atomic<bool> sleeps_long_{false};
     // wait_inline's last round dispatched events: its next one polls for spin_us before it
     // sleeps. The inline owner's, under dispatch_mu_.
     bool inline_active_ = false;

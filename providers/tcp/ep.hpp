@@ -109,6 +109,7 @@ class alignas(64) TcpEp final : public Pollable {
     bool leave_poll_set() noexcept override;             // ep_cm.cpp
     void rejoin_poll_set() noexcept override;
     void uncork() noexcept override;  // ep_cork.cpp
+    void push_if_stale(std::chrono::milliseconds hold) noexcept override;
 
     // Consumer operations (ep->mu held).
     DAT_RETURN connect(const sockaddr *remote, DAT_CONN_QUAL qual, DAT_TIMEOUT timeout_us,
@@ -176,6 +177,7 @@ class alignas(64) TcpEp final : public Pollable {
     void note_write() noexcept;
     void follow_write(bool notifies) noexcept;
     void cork_missed(const char *how) noexcept;
+    void push_held(const char *how) noexcept;  // ep->mu held: the held write goes now
     void cork_failed() noexcept;
     void drop_cork() noexcept;  // the stream ends (reset_stream)
     void rest_under_way(std::size_t sent) noexcept;

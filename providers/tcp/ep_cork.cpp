@@ -12,8 +12,10 @@
 // followed goes anyway:
 //  - at the application's next progress call on the IA (a dequeue, a dat_evd_wait: the
 //    engine's consumer rounds, Engine::push_corked), which counts it as a miss;
-//  - or, if the application makes no such call, when the kernel's probe timer pushes it
-//    (about 200 ms: TCP_RTO_MIN), counted as a miss by the next post.
+//  - or, if the application makes no such call, from the progress thread once it has been
+//    held for DAT_TCP_CORK_HOLD_MS (2 ms; Engine::after_sleep), a miss too; with 0 there,
+//    when the kernel's probe timer pushes it (about 200 ms: TCP_RTO_MIN), counted as a
+//    miss by the next post.
 // Each miss doubles the run a hold needs, and after kCorkMissesMax of them this endpoint
 // never holds a write again: a pattern that changed costs at most that many late writes.
 // DAT_TCP_CORK_WRITES=off turns it off; so does a dat_evd_wait that sleeps on its EVD
@@ -101,6 +103,20 @@ void TcpEp::uncork() noexcept {
     // write (in the engine's slot again, since the round took it out): that one is not the
     // write the round found, and its own post, or a later round, sends it.
     if (!corked_ || tr_->engine().corked_is(this)) return;
+    push_held("the application progressed instead");
+}
+
+void TcpEp::push_if_stale(std::chrono::milliseconds hold) noexcept {
+    std::lock_guard lk(ep->mu);
+    // Still held, and by the slot: under ep->mu, so write_at_ is this hold's (note_write
+    // runs before the post lets the lock go).
+    if (!corked_ || !tr_->engine().corked_is(this)) return;
+    if (std::chrono::steady_clock::now() - write_at_ < hold) return;
+    tr_->engine().uncorked(this);
+    push_held("nothing followed it, nor any DAT call");
+}
+
+void TcpEp::push_held(const char *how) noexcept {
     corked_ = false;
     write_last_ = false;
     if (fd_) {
@@ -110,7 +126,7 @@ void TcpEp::uncork() noexcept {
             DAPL_TRC(trace::kError, "tcp", "EP %p: TCP_NODELAY failed: errno %d",
                      static_cast<void *>(ep), errno);
     }
-    cork_missed("the application progressed instead");
+    cork_missed(how);
 }
 
 void TcpEp::drop_cork() noexcept {
