@@ -42,7 +42,7 @@ fail_ctest() {
 fail_vm() {
   fail_ctest "$@"
   local why
-  why=$(grep -a -E '(^|: +)(=== )?FAIL|\[  FAILED  \]|\[opendat-vm\] (TIMEOUT|the VM|the guest|booting again|command exit status|error|not prepared)|^FAIL |console: .*(Kernel panic|RIP:|BUG:|Oops)' \
+  why=$(grep -a -E '(^|: +)(=== )?FAIL|\[  FAILED  \]|\[opendat-vm\] (TIMEOUT|the VM|the guest|booting again|command exit status|error|not prepared)|console: .*(Kernel panic|RIP:|BUG:|Oops)' \
     "$2/Testing/Temporary/LastTest.log" 2>/dev/null | tail -n 25 | sed 's/^/    /') || true
   [ -z "$why" ] || failures+=("$why")
 }
