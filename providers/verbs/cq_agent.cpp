@@ -126,8 +126,10 @@ void CqAgentWatch::run() noexcept {
             for (Watched &w : watched_) {
                 if (w.evd != polled[i] || w.evd->channel_fd() != fds[i].fd) continue;
                 // The CQ has to be armed again for its next completion; the arming happens
-                // at the top of the loop, followed by a look for what came in between.
-                if (w.evd->take_channel_event()) w.armed = false;
+                // at the top of the loop, followed by a look for what came in between. Also
+                // when a dat_evd_wait read the event first: that used up the arming too.
+                w.evd->take_channel_event();
+                w.armed = false;
                 trigger_if_new_locked(w);
             }
         }

@@ -174,10 +174,17 @@ DAT_RETURN CqEvd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *o
         waiters_.fetch_sub(1);
         return util::err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
     }
+    bool took = false;  // this wait read a channel event: it used up the CQ's arming
     struct Leave {
-        std::atomic<int> &w;
-        ~Leave() { w.fetch_sub(1); }
-    } leave{waiters_};
+        CqEvd &e;
+        const bool &took;
+        ~Leave() {
+            // A CNO agent or a dat_cno_wait may sleep on the channel too, counting on the
+            // arming we used up (they saw no event): arm again for them.
+            if (took && e.evd_->cno() != nullptr) e.arm();
+            e.waiters_.fetch_sub(1);
+        }
+    } leave{*this, took};
     const util::Deadline deadline(timeout_us);
     bool armed = false;
     for (;;) {
@@ -219,7 +226,10 @@ DAT_RETURN CqEvd::wait(DAT_TIMEOUT timeout_us, DAT_COUNT threshold, DAT_EVENT *o
         int n = ::poll(fds, 2, deadline.poll_ms(-1));
         if (n < 0 && errno != EINTR) return util::kInternal;
         if (n < 0) return util::err(DAT_INTERRUPTED_CALL);
-        if ((fds[0].revents & POLLIN) && take_channel_event(/*by_waiter=*/true)) armed = false;
+        if ((fds[0].revents & POLLIN) && take_channel_event(/*by_waiter=*/true)) {
+            armed = false;
+            took = true;
+        }
         if (fds[1].revents & POLLIN) {
             std::uint64_t v;
             [[maybe_unused]] ssize_t r = ::read(wake_.get(), &v, sizeof v);
