@@ -85,6 +85,7 @@ ProgressPolicy ProgressPolicy::from_env() noexcept {
 Engine::Engine(const ProgressPolicy &policy) : policy_(policy) {
     epfd_ = epoll_create1(EPOLL_CLOEXEC);
     evfd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    cork_wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);  // -1: poll() skips it
     if (epfd_ < 0 || evfd_ < 0) return;
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -114,6 +115,7 @@ Engine::~Engine() {
     for (Pollable *p : live_) delete p;
     if (inline_wake_.fd >= 0) close(inline_wake_.fd);
     if (evfd_ >= 0) close(evfd_);
+    if (cork_wake_fd_ >= 0) close(cork_wake_fd_);
     if (epfd_ >= 0) close(epfd_);
 }
 
@@ -170,32 +172,61 @@ bool Engine::cork(Pollable *p) noexcept {
         uncorked(p);
         return false;
     }
-    // The progress thread sends a hold that nothing follows (after_sleep): it must not be
-    // asleep for longer than the hold may last. Pairs with sleep_ms (sequentially
-    // consistent): either it sees corked_ set, or we see that it sleeps long.
+    // The progress thread sends a hold that nothing follows (push_stale_hold): it must not
+    // be asleep for long. Pairs with sleep_ms (sequentially consistent): either it sees
+    // corked_ set, or we see that it sleeps long, and wake it where it sleeps: in the
+    // epoll set (no consumer sleeps there then), or on its own eventfds while a consumer
+    // owns the progress (evfd_ would end that consumer's inline wait: cork_wake_fd_).
     if (policy_.cork_hold_ms > 0) {
         if (!cork_seen_.load(std::memory_order_relaxed)) cork_seen_.store(true);
-        if (sleeps_long_.load()) wake();
+        switch (sleeps_long_.load()) {
+            case kLongInSet:
+                wake();
+                break;
+            case kLongStandby:
+                if (cork_wake_fd_ >= 0) {
+                    std::uint64_t one = 1;
+                    [[maybe_unused]] ssize_t n = sys::write(cork_wake_fd_, &one, sizeof one);
+                }
+                break;
+            default:
+                break;
+        }
     }
     return true;
 }
 
-int Engine::sleep_ms(int wait_ms) noexcept {
+int Engine::sleep_ms(int wait_ms, bool standby) noexcept {
     const int hold = static_cast<int>(policy_.cork_hold_ms);
-    if (!policy_.cork_writes || hold == 0 || (wait_ms >= 0 && wait_ms <= hold)) return wait_ms;
-    sleeps_long_.store(true);
+    if (!policy_.cork_writes || hold == 0) return wait_ms;
+    const auto slice = [&] {
+        if (cork_slices_ > 0) --cork_slices_;
+        return wait_ms >= 0 && wait_ms < hold ? wait_ms : hold;
+    };
+    // Holds came lately: slices, for kCorkSlices more (a run of holds spaced wider than a
+    // slice then costs its posters no wake-up each).
+    if (cork_seen_.exchange(false)) cork_slices_ = kCorkSlices;
+    if (cork_slices_ > 0 || corked_.load() != nullptr) return slice();
+    if (wait_ms >= 0 && wait_ms <= kBackoffMaxMs) return wait_ms;  // short anyway
+    sleeps_long_.store(standby ? kLongStandby : kLongInSet);
     if (cork_seen_.exchange(false) || corked_.load() != nullptr) {
-        sleeps_long_.store(false);
-        return hold;
+        sleeps_long_.store(kAwake);
+        cork_slices_ = kCorkSlices;
+        return slice();
     }
     return wait_ms;
 }
 
 void Engine::after_sleep() noexcept {
+    if (sleeps_long_.load(std::memory_order_relaxed) != kAwake)
+        sleeps_long_.store(kAwake, std::memory_order_relaxed);
+}
+
+void Engine::push_stale_hold() noexcept {
     if (!policy_.cork_writes || policy_.cork_hold_ms == 0) return;
-    sleeps_long_.store(false, std::memory_order_relaxed);
-    // No dispatch lock needed (a consumer may sleep holding it): p, read before any
-    // retire() could clear it, is freed only by this thread's own drain of parked objects.
+    // No dispatch lock (a consumer may sleep holding it): p, read after this thread's last
+    // drain of parked objects, is freed only by its next one (retire() clears corked_
+    // before it parks p).
     if (Pollable *p = corked_.load())
         p->push_if_stale(std::chrono::milliseconds(policy_.cork_hold_ms));
 }
@@ -565,6 +596,9 @@ void Engine::progress_dispatch(epoll_event *events, int n) noexcept {
             std::lock_guard lk(mu_);
             ticking = !ticking_.empty();
         }
+        // Every round, not only after a sleep: a thread that spins from event to event
+        // never sleeps.
+        push_stale_hold();
         std::uint64_t polls = inline_polls_.load(std::memory_order_relaxed);
         const bool owned = inline_owner_.load();
         bool back_off = polls != seen_polls_ || owned;
@@ -594,14 +628,16 @@ void Engine::progress_dispatch(epoll_event *events, int n) noexcept {
                 if (inline_owner_.load()) wait_ms = ticking ? kTickMs : -1;
             }
             seen_polls_ = polls;
-            wait_ms = sleep_ms(wait_ms);
             if (!owned && rounds_off_.load()) {
-                watch(events, wait_ms);
+                watch(events, sleep_ms(wait_ms, false));
             } else {
-                pollfd p{evfd_, POLLIN, 0};
-                if (poll(&p, 1, wait_ms) == 1) {
-                    std::uint64_t v;
-                    [[maybe_unused]] ssize_t r = sys::read(evfd_, &v, sizeof v);
+                pollfd p[2] = {{evfd_, POLLIN, 0}, {cork_wake_fd_, POLLIN, 0}};
+                if (poll(p, 2, sleep_ms(wait_ms, true)) > 0) {
+                    for (const pollfd &f : p) {
+                        if (!(f.revents & POLLIN)) continue;
+                        std::uint64_t v;
+                        [[maybe_unused]] ssize_t r = sys::read(f.fd, &v, sizeof v);
+                    }
                 }
             }
             after_sleep();
@@ -637,7 +673,7 @@ void Engine::progress_dispatch(epoll_event *events, int n) noexcept {
             // only here: a hand-back must survive a round that ends in a back-off, or the
             // sleeping consumer's next arrival waits out the back-off.)
             handed_back_.store(false);
-            n = sys::epoll_wait(epfd_, events, kBatch, sleep_ms(ticking ? kTickMs : -1));
+            n = sys::epoll_wait(epfd_, events, kBatch, sleep_ms(ticking ? kTickMs : -1, false));
             after_sleep();
         }
         active = n > 0 || found.hot;

@@ -236,11 +236,13 @@ class Engine {
         if (corked_.load(std::memory_order_relaxed) != nullptr) push_corked_now();
     }
     void push_corked_now() noexcept;
-    // The progress thread, about to sleep for at most wait_ms (-1: no limit): how long it
-    // may, so that a held write that nothing follows goes after cork_hold_ms (cork_seen_,
-    // sleeps_long_); after_sleep() then sends one that has waited that long.
-    int sleep_ms(int wait_ms) noexcept;
+    // The progress thread, about to sleep for at most wait_ms (-1: no limit), in the epoll
+    // set or on its eventfds (standby): how long it may, so that a held write that nothing
+    // follows goes after about cork_hold_ms (cork_seen_, sleeps_long_). after_sleep() ends
+    // what sleep_ms said; push_stale_hold(), every round, sends a hold that old.
+    int sleep_ms(int wait_ms, bool standby) noexcept;
     void after_sleep() noexcept;
+    void push_stale_hold() noexcept;
 
     const ProgressPolicy policy_;
     int epfd_ = -1;
@@ -265,11 +267,16 @@ class Engine {
     // consumer's round (push_corked) and by retire(), so it never names a parked object.
     std::atomic<Pollable *> corked_{nullptr};
     // A write was held since the progress thread last decided how long to sleep (cork),
-    // and whether it now sleeps for longer than cork_hold_ms (sleep_ms): then the next hold
-    // wakes it. While holds come, it sleeps in slices of cork_hold_ms; the run's first hold
-    // costs a wake-up, the others nothing. Next to corked_: cork() writes all three.
+    // and whether it now sleeps long, and where (sleep_ms): then the next hold wakes it.
+    // While holds come, and for kCorkSlices after, it sleeps in slices of cork_hold_ms; a
+    // run's first hold costs a wake-up, the others nothing. Next to corked_: cork() writes
+    // them together.
+    enum : std::uint8_t { kAwake, kLongInSet, kLongStandby };
+    static constexpr int kCorkSlices = 50;
     std::atomic<bool> cork_seen_{false};
-    std::atomic<bool> sleeps_long_{false};
+    std::atomic<std::uint8_t> sleeps_long_{kAwake};
+    int cork_slices_ = 0;    // progress thread only
+    int cork_wake_fd_ = -1;  // cork()'s wake of the thread on standby (not in the set)
     // wait_inline's last round dispatched events: its next one polls for spin_us before it
     // sleeps. The inline owner's, under dispatch_mu_.
     bool inline_active_ = false;

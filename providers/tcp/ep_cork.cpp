@@ -107,7 +107,10 @@ void TcpEp::uncork() noexcept {
 }
 
 void TcpEp::push_if_stale(std::chrono::milliseconds hold) noexcept {
-    std::lock_guard lk(ep->mu);
+    // A post under way holds the lock: it is about to send (the hold is not stale), or it
+    // is the post that just held its write (and woke us). The next round looks again.
+    std::unique_lock lk(ep->mu, std::try_to_lock);
+    if (!lk.owns_lock()) return;
     // Still held, and by the slot: under ep->mu, so write_at_ is this hold's (note_write
     // runs before the post lets the lock go).
     if (!corked_ || !tr_->engine().corked_is(this)) return;

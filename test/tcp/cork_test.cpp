@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -174,6 +175,22 @@ TEST_F(TcpCorkHold, AHeldWriteThatNothingFollowsGoesAfterTheHoldTime) {
     EXPECT_LT(ms, kKernelPush * 3 / 4) << "the kernel sent it, not the progress thread";
     post_write();
     EXPECT_TRUE(frame(opendat::tcp::kWrite, kPromptly)) << "held again after a miss";
+}
+
+// The same when the progress thread sleeps with no limit as the write is held: after the
+// history, a quiet spell longer than the thread's 50 slices after the last hold (1.5 s at
+// 30 ms), then the write: its hold must wake the thread.
+TEST_F(TcpCorkHold, AHoldWakesAProgressThreadThatSleepsLong) {
+    write_then_send(5);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1800));
+    posted_ = Clock::now();
+    post_write();
+    ASSERT_TRUE(quiet(10)) << "the write was not held";
+    ASSERT_TRUE(frame(opendat::tcp::kWrite, kArrives));
+    const long long ms = ms_since_post();
+    std::printf("held after a quiet spell, it arrived after %lld ms (hold 30 ms)\n", ms);
+    EXPECT_GE(ms, 25);
+    EXPECT_LT(ms, kKernelPush * 3 / 4) << "the kernel sent it: the hold did not wake the thread";
 }
 
 class TcpCorkOff : public TcpCork {
