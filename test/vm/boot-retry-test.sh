@@ -8,7 +8,10 @@
 #
 # Usage: test/vm/boot-retry-test.sh [vm-test.sh options]   (status 0: all cases as expected)
 set -uo pipefail
-here=$(dirname "$0")
+here=$(cd "$(dirname "$0")" && pwd)
+# The command runs in the caller's folder, and nothing is shared (--no-share): a build tree
+# under /tmp (a CI's clone) does not exist in the guest, whose /tmp is its own. / does.
+cd /
 failed=0
 
 # case <name> <expected status> <expected line (grep -E)> <env...>
