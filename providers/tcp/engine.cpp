@@ -184,10 +184,7 @@ bool Engine::cork(Pollable *p) noexcept {
                 wake();
                 break;
             case kLongStandby:
-                if (cork_wake_fd_ >= 0) {
-                    std::uint64_t one = 1;
-                    [[maybe_unused]] ssize_t n = sys::write(cork_wake_fd_, &one, sizeof one);
-                }
+                sys::signal_eventfd(cork_wake_fd_);
                 break;
             default:
                 break;
@@ -259,8 +256,7 @@ void Engine::want_ticks(Pollable *p, bool on) noexcept {
 }
 
 void Engine::wake() noexcept {
-    std::uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = sys::write(evfd_, &one, sizeof one);
+    sys::signal_eventfd(evfd_);
 }
 
 [[gnu::hot]] void Engine::dispatch(epoll_event *events, int n, bool progress_thread) noexcept {
@@ -493,8 +489,7 @@ void Engine::InlineWake::on_events(std::uint32_t) noexcept {
 
 void Engine::wake_inline() noexcept {
     inline_wakes_.fetch_add(1);  // before the write: see wait_inline
-    std::uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = sys::write(inline_wake_.fd, &one, sizeof one);
+    sys::signal_eventfd(inline_wake_.fd);
 }
 
 [[gnu::hot]] Engine::Found Engine::spin(epoll_event *events, std::uint64_t polls_at_start,

@@ -72,7 +72,7 @@ class Pollable {
     // post, so they go now. Called with the engine's dispatch lock held, never on a freed
     // object.
     virtual void uncork() noexcept {}
-    // The same from the progress thread (Engine::after_sleep), only if the bytes have been
+    // The same from the progress thread (Engine::push_stale_hold), only if the bytes have been
     // held for longer than `hold`: nothing followed them and the application made no call.
     // Never on a freed object: only the progress thread frees retired ones.
     virtual void push_if_stale(std::chrono::milliseconds /*hold*/) noexcept {}

@@ -13,7 +13,7 @@
 //  - at the application's next progress call on the IA (a dequeue, a dat_evd_wait: the
 //    engine's consumer rounds, Engine::push_corked), which counts it as a miss;
 //  - or, if the application makes no such call, from the progress thread once it has been
-//    held for DAT_TCP_CORK_HOLD_MS (2 ms; Engine::after_sleep), a miss too; with 0 there,
+//    held for DAT_TCP_CORK_HOLD_MS (2 ms; Engine::push_stale_hold), a miss too; with 0 there,
 //    when the kernel's probe timer pushes it (about 200 ms: TCP_RTO_MIN), counted as a
 //    miss by the next post.
 // Each miss doubles the run a hold needs, and after kCorkMissesMax of them this endpoint

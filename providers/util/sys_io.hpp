@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <csignal>
 #include <ctime>
 
@@ -152,5 +153,12 @@ inline long send_raw(int fd, const void *buf, size_t n, int flags) noexcept {
     return r < 0 ? -errno : r;
 }
 #endif
+
+// Adds one to an eventfd, waking whoever polls it; a failure (a full counter, a closed or
+// negative fd) wakes nobody, which the callers' own looks cover.
+inline void signal_eventfd(int fd) noexcept {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = write(fd, &one, sizeof one);
+}
 
 }  // namespace opendat::sys

@@ -287,23 +287,18 @@ bool CqEvd::take_channel_event(bool by_waiter) noexcept {
     // the CQ (or staged by a CNO agent) and the CQ no longer armed: until its timeout, or
     // for ever. Its eventfd wakes it to look again and re-arm. (A waiter that counts
     // itself in after our look at waiters_ drains the CQ before it sleeps.)
-    if (!by_waiter && waiters_.load() > 0) {
-        std::uint64_t one = 1;
-        [[maybe_unused]] ssize_t r = sys::write(wake_.get(), &one, sizeof one);
-    }
+    if (!by_waiter && waiters_.load() > 0) sys::signal_eventfd(wake_.get());
     return true;
 }
 
 void CqEvd::unwaitable() noexcept {
-    std::uint64_t one = 1;
-    [[maybe_unused]] ssize_t r = sys::write(wake_.get(), &one, sizeof one);
+    sys::signal_eventfd(wake_.get());
 }
 
 void CqEvd::ring_posted() noexcept {
     // Only a waiter needs the wake-up: a post to an EVD nobody waits on costs no syscall.
     if (!mixed || waiters_.load() == 0) return;
-    std::uint64_t one = 1;
-    [[maybe_unused]] ssize_t r = sys::write(wake_.get(), &one, sizeof one);
+    sys::signal_eventfd(wake_.get());
 }
 
 void CqEvd::cno_changed(util::Cno *from, util::Cno *to) noexcept {
